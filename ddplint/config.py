@@ -1,0 +1,127 @@
+"""Settings: defaults, `[tool.ddplint]` in pyproject.toml, then the command line."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A configuration problem; the message names the file and key."""
+
+
+DEFAULT_EXCLUDES = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".hg",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+    ".ddplint_cache",
+)
+
+_LIST_KEYS = (
+    "select",
+    "ignore",
+    "extend-select",
+    "exclude",
+    "extend-exclude",
+    "collectives",
+    "rank-predicates",
+)
+_KNOWN_KEYS = frozenset((*_LIST_KEYS, "per-file-ignores"))
+
+
+@dataclass
+class Settings:
+    select: list[str] = field(default_factory=lambda: ["ALL"])
+    ignore: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDES))
+    extend_exclude: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    collectives: list[str] = field(default_factory=list)
+    rank_predicates: list[str] = field(default_factory=list)
+    # The folder the config came from; globs and relative paths are anchored there.
+    root: Path = field(default_factory=Path.cwd)
+    config_file: Path | None = None
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above `start` with a `[tool.ddplint]` table."""
+    start = start.resolve()
+    folder = start if start.is_dir() else start.parent
+    for candidate in (folder, *folder.parents):
+        path = candidate / "pyproject.toml"
+        if path.is_file():
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+                raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+            if "ddplint" in data.get("tool", {}):
+                return path
+    return None
+
+
+def load_settings(config_path: Path | None = None, start: Path | None = None) -> Settings:
+    path = config_path if config_path is not None else find_pyproject(start or Path.cwd())
+    if path is None:
+        return Settings()
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    table = data.get("tool", {}).get("ddplint", {})
+    if path.name != "pyproject.toml" and not table:
+        table = data  # a ddplint.toml / .ddplint.toml holds the keys at top level
+    return settings_from_table(table, Path(path))
+
+
+def settings_from_table(table: dict, path: Path) -> Settings:
+    settings = Settings(root=path.resolve().parent, config_file=path)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.ddplint] must be a table")
+    for key, value in table.items():
+        if key not in _KNOWN_KEYS:
+            known = ", ".join(sorted(_KNOWN_KEYS))
+            raise ConfigError(f"{path}: unknown key `{key}` in [tool.ddplint] (known keys: {known})")
+        attr = key.replace("-", "_")
+        if key == "per-file-ignores":
+            if not isinstance(value, dict) or not all(
+                isinstance(v, list) and all(isinstance(c, str) for c in v) for v in value.values()
+            ):
+                raise ConfigError(
+                    f"{path}: `per-file-ignores` must be a table of glob = [codes], got {value!r}"
+                )
+            settings.per_file_ignores = {k: list(v) for k, v in value.items()}
+            continue
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{path}: `{key}` must be a list of strings, got {value!r}")
+        if key == "exclude":
+            settings.exclude = list(value)
+        else:
+            setattr(settings, attr, list(value))
+    return settings

@@ -1,0 +1,87 @@
+"""What a run reports: diagnostics, their fixes and the text edits those fixes make."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ddplint.source import Source
+
+
+class Applicability(str, Enum):
+    """How far a fix can be trusted, in ruff's terms."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    row: int  # 1-based
+    column: int  # 1-based, in code points
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace source[start:end] (character offsets) with `content`."""
+
+    start: int
+    end: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...] = ()
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    name: str
+    message: str
+    filename: str
+    location: Location
+    end_location: Location
+    noqa_row: int
+    fix: Fix | None = None
+    help: str | None = None
+    # Extra lines shown under the snippet, e.g. each rank class's collective timeline.
+    notes: list[str] = field(default_factory=list)
+    severity: str = "error"
+    # A traceback for internal errors, shown with --verbose.
+    detail: str | None = None
+    # The text the finding was made in: for snippets and for locating fix edits.
+    source: Source | None = field(default=None, repr=False, compare=False)
+
+    def edit_location(self, offset: int) -> Location:
+        if self.source is None:
+            return Location(0, 0)
+        return Location(*self.source.location(offset))
+
+    @property
+    def url(self) -> str:
+        from ddplint import __url__
+
+        return f"{__url__}/blob/main/rules/{self.code}.md"
+
+    def sort_key(self) -> tuple:
+        return (self.filename, self.location.row, self.location.column, self.code, self.message)
+
+
+# Codes outside the rule table, for problems with the input rather than the code in it.
+IO_ERROR = "E902"
+SYNTAX_ERROR = "E999"
+INTERNAL_ERROR = "E900"
+
+
+def input_error(code: str, filename: str, message: str, row: int = 1, column: int = 1) -> Diagnostic:
+    """A problem with a file itself (unreadable, not Python); always reported, never fixed."""
+    names = {IO_ERROR: "io-error", SYNTAX_ERROR: "syntax-error", INTERNAL_ERROR: "internal-error"}
+    loc = Location(row, column)
+    return Diagnostic(code, names[code], message, filename, loc, loc, row)

@@ -1,0 +1,111 @@
+"""Finding the Python files to check: paths given, folders walked, excludes and .gitignore honoured."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from ddplint.config import Settings
+
+
+@dataclass
+class Discovery:
+    files: list[Path] = field(default_factory=list)
+    # (path as given, reason) for paths that do not exist or cannot be walked.
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _exclude_spec(settings: Settings) -> pathspec.PathSpec:
+    return pathspec.PathSpec.from_lines("gitwildmatch", settings.exclude + settings.extend_exclude)
+
+
+def _gitignore(folder: Path) -> pathspec.PathSpec | None:
+    path = folder / ".gitignore"
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+
+
+def is_excluded(path: Path, settings: Settings, spec: pathspec.PathSpec | None = None) -> bool:
+    """Whether a path (file or folder) matches the configured excludes, by name or by path."""
+    spec = spec or _exclude_spec(settings)
+    try:
+        relative = path.resolve().relative_to(settings.root.resolve())
+        candidates = [relative.as_posix()]
+    except ValueError:
+        candidates = []
+    candidates.append(path.name)
+    for part in path.parts:
+        candidates.append(part)
+    return any(spec.match_file(c) for c in candidates if c not in ("", ".", ".."))
+
+
+def discover(paths: list[str], settings: Settings, *, force_exclude: bool = False) -> Discovery:
+    """Expand `paths` into files. Files named explicitly are kept unless `force_exclude`."""
+    result = Discovery()
+    spec = _exclude_spec(settings)
+    seen: set[Path] = set()
+
+    def add(path: Path) -> None:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            result.files.append(path)
+
+    for given in paths:
+        path = Path(given)
+        if path.is_symlink() and not path.exists():
+            result.errors.append((given, "broken symbolic link"))
+            continue
+        if not path.exists():
+            result.errors.append((given, "no such file or directory"))
+            continue
+        if path.is_dir():
+            if force_exclude and is_excluded(path, settings, spec):
+                continue
+            _walk(path, settings, spec, add, result)
+        elif not (force_exclude and is_excluded(path, settings, spec)):
+            add(path)
+    return result
+
+
+def _walk(top: Path, settings: Settings, spec, add, result: Discovery) -> None:
+    ignores: list[tuple[Path, pathspec.PathSpec]] = []
+
+    def onerror(exc: OSError) -> None:
+        result.errors.append((exc.filename or str(top), exc.strerror or str(exc)))
+
+    for folder, dirs, files in os.walk(top, onerror=onerror, followlinks=False):
+        here = Path(folder)
+        ignore = _gitignore(here)
+        if ignore is not None:
+            ignores.append((here, ignore))
+
+        def ignored(path: Path, is_dir: bool) -> bool:
+            if spec.match_file(path.name) or spec.match_file(path.name + "/" if is_dir else path.name):
+                return True
+            for base, patterns in ignores:
+                try:
+                    rel = path.relative_to(base).as_posix()
+                except ValueError:
+                    continue
+                if patterns.match_file(rel + "/" if is_dir else rel):
+                    return True
+            return False
+
+        # os.walk does not descend into symbolic links to folders (followlinks=False).
+        kept = [name for name in sorted(dirs) if not ignored(here / name, True)]
+        dirs[:] = kept
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            path = here / name
+            if path.is_symlink() and not path.exists():
+                continue
+            if not ignored(path, False):
+                add(path)

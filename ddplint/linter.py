@@ -1,0 +1,120 @@
+"""Running the rules: source → facts → project → diagnostics, with suppressions applied."""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from ddplint.config import Settings
+from ddplint.diagnostics import (
+    INTERNAL_ERROR,
+    IO_ERROR,
+    SYNTAX_ERROR,
+    Diagnostic,
+    input_error,
+)
+from ddplint.facts import ModuleFacts
+from ddplint.names import module_name_for
+from ddplint.noqa import parse_suppressions
+from ddplint.project import Project
+from ddplint.rules import ALL_RULES, Context
+from ddplint.selection import enabled_codes, ignored_for_file
+from ddplint.source import Source, SourceError
+
+
+class LoadError(Exception):
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+@dataclass
+class FileResult:
+    filename: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    facts: ModuleFacts | None = None
+    # Set by --fix/--diff: the fixed text and how many findings the fixes removed.
+    fixed_text: str | None = None
+    fixed_count: int = 0
+    fix_error: str | None = None
+    diff: str | None = None
+
+
+def read_source(filename: str, data: bytes | None = None) -> Source:
+    """Read and decode a file; raises LoadError with an E902 diagnostic when that fails."""
+    try:
+        if data is None:
+            path = Path(filename)
+            if path.is_dir():
+                raise LoadError(input_error(IO_ERROR, filename, "is a directory, not a Python file"))
+            data = path.read_bytes()
+        return Source.from_bytes(filename, data)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise LoadError(input_error(IO_ERROR, filename, f"cannot read file: {reason}")) from None
+    except SourceError as exc:
+        raise LoadError(input_error(IO_ERROR, filename, f"cannot read file: {exc}")) from None
+
+
+def parse_source(source: Source) -> cst.Module:
+    """Parse with libcst; raises LoadError with an E999 diagnostic on a syntax error."""
+    try:
+        return cst.parse_module(source.text)
+    except cst.ParserSyntaxError as exc:
+        message = f"cannot parse: {exc.message.strip() or 'syntax error'}"
+        row = max(1, exc.raw_line)
+        column = max(1, exc.raw_column + 1)
+        raise LoadError(input_error(SYNTAX_ERROR, source.filename, message, row, column)) from None
+    except (RecursionError, MemoryError) as exc:
+        message = f"cannot parse: nested too deeply ({type(exc).__name__})"
+        raise LoadError(input_error(SYNTAX_ERROR, source.filename, message)) from None
+
+
+class Linter:
+    """Holds the settings and the project; checks modules against both."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self.codes = enabled_codes(self.settings)
+        self.rules = [rule for rule in ALL_RULES if rule.code in self.codes]
+        self.project = Project()
+
+    def facts_for(self, source: Source, module_name: str | None = None) -> ModuleFacts:
+        tree = parse_source(source)
+        path = Path(source.filename)
+        name = module_name or module_name_for(path)
+        return ModuleFacts(source, tree, name, is_package=path.name == "__init__.py")
+
+    def load(self, filename: str, data: bytes | None = None) -> ModuleFacts:
+        return self.facts_for(read_source(filename, data))
+
+    def check(self, facts: ModuleFacts) -> list[Diagnostic]:
+        """Every enabled rule on one module, minus suppressed findings, sorted."""
+        ctx = Context(facts, self.project, self.settings)
+        for rule in self.rules:
+            ctx.rule = rule
+            try:
+                rule.check(ctx)
+            except RecursionError:
+                pass  # pathological nesting: this rule gives up on this file
+            except Exception:  # a bug of ours must not stop the run
+                error = input_error(
+                    INTERNAL_ERROR,
+                    facts.filename,
+                    f"internal error in ddplint while checking {facts.filename} "
+                    f"(rule {rule.code}) — please report",
+                )
+                error.detail = traceback.format_exc()
+                ctx.diagnostics.append(error)
+        suppressions = parse_suppressions(facts.source.text.splitlines())
+        ignored = ignored_for_file(self.settings, facts.filename)
+        kept = [
+            d
+            for d in ctx.diagnostics
+            if d.code == INTERNAL_ERROR
+            or (not suppressions.suppresses(d) and not any(d.code.startswith(c) for c in ignored))
+        ]
+        return sorted(kept, key=Diagnostic.sort_key)

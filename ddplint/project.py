@@ -1,0 +1,94 @@
+"""The project: every module of one run, and how calls between them resolve."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ddplint.facts import CallSite, ModuleFacts, Scope
+
+
+class Project:
+    def __init__(self, modules: Iterable[ModuleFacts] = ()) -> None:
+        self.modules: dict[str, ModuleFacts] = {}
+        for facts in modules:
+            self.add(facts)
+
+    def add(self, facts: ModuleFacts) -> None:
+        # Two files with the same module name (scripts in different folders): first one wins
+        # for cross-module lookups; each is still checked on its own.
+        self.modules.setdefault(facts.module_name, facts)
+
+    def replace(self, facts: ModuleFacts) -> None:
+        self.modules[facts.module_name] = facts
+
+    def lookup(self, qualname: str, depth: int = 0) -> tuple[ModuleFacts, Scope] | None:
+        """The function or method a qualified name denotes, if the project defines it."""
+        if depth > 4:
+            return None
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self.modules.get(".".join(parts[:cut]))
+            if module is None:
+                continue
+            rest = ".".join(parts[cut:])
+            scope = module.functions.get(rest)
+            if scope is not None:
+                return module, scope
+            # A package re-exporting a name: `from .engine import train_one_epoch`.
+            head, _, tail = rest.partition(".")
+            target = module.imports.aliases.get(head)
+            if target is not None and target != qualname:
+                return self.lookup(f"{target}.{tail}" if tail else target, depth + 1)
+            return None
+        return None
+
+    def resolve_call(self, facts: ModuleFacts, call: CallSite) -> tuple[ModuleFacts, Scope] | None:
+        """The project function a call runs, for plain, imported and `self.` calls."""
+        name = call.name
+        if name is None:
+            return None
+        if name.startswith("self.") and call.scope.class_name is not None:
+            method = name[5:]
+            if "." not in method:
+                return self._method(facts, call.scope.class_name, method)
+            return None
+        if "." not in name:
+            scope = facts.functions.get(name)
+            if scope is not None:
+                return facts, scope
+            # A class instantiated: its __init__ runs.
+            if name in facts.classes:
+                return self._method(facts, name, "__init__")
+            return None
+        local = facts.functions.get(name)
+        if local is not None:  # `Class.method(...)` within the module
+            return facts, local
+        return self.lookup(name)
+
+    def _method(self, facts: ModuleFacts, class_name: str, method: str, depth: int = 0):
+        scope = facts.functions.get(f"{class_name}.{method}")
+        if scope is not None:
+            return facts, scope
+        if depth > 4:
+            return None
+        # Base classes defined in the same module or imported from the project.
+        node = facts.classes.get(class_name)
+        if node is None:
+            return None
+        for base in node.bases:
+            base_name = facts.qualname(base.value)
+            if base_name is None:
+                continue
+            if base_name in facts.classes:
+                found = self._method(facts, base_name, method, depth + 1)
+            else:
+                found = self.lookup(f"{base_name}.{method}")
+            if found is not None:
+                return found
+        return None
+
+    def callees(self, facts: ModuleFacts, scope: Scope) -> Iterable[tuple[CallSite, ModuleFacts, Scope]]:
+        for call in scope.calls:
+            target = self.resolve_call(facts, call)
+            if target is not None:
+                yield call, target[0], target[1]

@@ -1,0 +1,16 @@
+"""Output formats. Each takes the sorted diagnostics and returns the text to print."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ddplint.diagnostics import Diagnostic
+from ddplint.report.concise import render_concise
+from ddplint.report.full import render_full
+from ddplint.report.json_format import render_json
+
+FORMATS: dict[str, Callable[[list[Diagnostic]], str]] = {
+    "full": render_full,
+    "concise": render_concise,
+    "json": render_json,
+}

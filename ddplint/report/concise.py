@@ -1,0 +1,17 @@
+"""One line a finding: `path:row:col: CODE message`."""
+
+from __future__ import annotations
+
+from ddplint.diagnostics import Diagnostic
+
+
+def fix_marker(diagnostic: Diagnostic) -> str:
+    fix = diagnostic.fix
+    return "[*] " if fix is not None and fix.applicability.value == "safe" else ""
+
+
+def render_concise(diagnostics: list[Diagnostic]) -> str:
+    return "".join(
+        f"{d.filename}:{d.location.row}:{d.location.column}: {d.code} {fix_marker(d)}{d.message}\n"
+        for d in diagnostics
+    )

@@ -1,0 +1,41 @@
+"""ruff's JSON shape: a list of findings with 1-based rows and columns."""
+
+from __future__ import annotations
+
+import json
+
+from ddplint.diagnostics import Diagnostic, Location
+
+
+def _loc(location: Location) -> dict[str, int]:
+    return {"row": location.row, "column": location.column}
+
+
+def diagnostic_dict(d: Diagnostic) -> dict:
+    fix = None
+    if d.fix is not None:
+        edits = [
+            {
+                "content": edit.content,
+                "location": _loc(d.edit_location(edit.start)),
+                "end_location": _loc(d.edit_location(edit.end)),
+            }
+            for edit in d.fix.edits
+        ]
+        fix = {"applicability": d.fix.applicability.value, "message": d.fix.message, "edits": edits}
+    return {
+        "code": d.code,
+        "name": d.name,
+        "message": d.message,
+        "filename": d.filename,
+        "location": _loc(d.location),
+        "end_location": _loc(d.end_location),
+        "noqa_row": d.noqa_row,
+        "url": d.url,
+        "severity": d.severity,
+        "fix": fix,
+    }
+
+
+def render_json(diagnostics: list[Diagnostic]) -> str:
+    return json.dumps([diagnostic_dict(d) for d in diagnostics], indent=2, ensure_ascii=False) + "\n"

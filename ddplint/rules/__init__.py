@@ -1,0 +1,12 @@
+"""The rule registry: every rule, in code order."""
+
+from __future__ import annotations
+
+from ddplint.rules.base import Context, Rule
+from ddplint.rules.ddp001_shuffle_with_sampler import ShuffleWithSampler
+from ddplint.rules.ddp002_missing_set_epoch import MissingSetEpoch
+
+ALL_RULES: list[Rule] = [ShuffleWithSampler(), MissingSetEpoch()]
+RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
+
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "Context", "Rule"]

@@ -1,0 +1,104 @@
+"""What every rule is, and the context it reports through."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+import libcst as cst
+
+from ddplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
+
+if TYPE_CHECKING:
+    from ddplint.config import Settings
+    from ddplint.facts import ModuleFacts
+    from ddplint.project import Project
+
+
+class Rule:
+    """One check. Subclasses set the class attributes and implement `check`."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line, for listings and SARIF shortDescription
+    fix_applicability: ClassVar[Applicability | None] = None
+
+    def check(self, ctx: Context) -> None:
+        raise NotImplementedError  # every concrete rule overrides it
+
+
+@dataclass
+class Context:
+    """One module being checked, with the project around it."""
+
+    facts: ModuleFacts
+    project: Project
+    settings: Settings
+    rule: Rule | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        fix: Fix | None = None,
+        help: str | None = None,
+        notes: Iterable[str] = (),
+    ) -> None:
+        assert self.rule is not None
+        start, end = self.facts.span(node)
+        source = self.facts.source
+        loc = Location(*source.location(start))
+        end_loc = Location(*source.location(end))
+        self.diagnostics.append(
+            Diagnostic(
+                code=self.rule.code,
+                name=self.rule.name,
+                message=message,
+                filename=self.facts.filename,
+                location=loc,
+                end_location=end_loc,
+                noqa_row=self.facts.statement_row(start),
+                fix=fix,
+                help=help,
+                notes=list(notes),
+                source=source,
+            )
+        )
+
+    # Fix builders: edits are computed from node spans in the original text.
+
+    def replace(self, node: cst.CSTNode, content: str) -> Edit:
+        start, end = self.facts.span(node)
+        return Edit(start, end, content)
+
+    def remove_arg(self, call: cst.Call, arg: cst.Arg) -> Edit:
+        """Delete one argument together with the comma that separates it."""
+        args = list(call.args)
+        index = args.index(arg)
+        start, end = self.facts.span(arg)
+        if index + 1 < len(args):
+            return Edit(start, self.facts.span(args[index + 1])[0], "")
+        if index > 0:
+            return Edit(self.facts.span(args[index - 1])[1], end, "")
+        text = self.facts.source.text
+        stop = end
+        while stop < len(text) and text[stop] in " \t":
+            stop += 1
+        if stop < len(text) and text[stop] == ",":
+            end = stop + 1
+        return Edit(start, end, "")
+
+    def insert_before(self, stmt: cst.CSTNode, line: str) -> Edit:
+        """Insert `line` as a statement of its own just before `stmt`, at its indentation."""
+        start, _ = self.facts.span(stmt)
+        source = self.facts.source
+        row, column = source.location(start)
+        indent = source.line_text(row)[: column - 1]
+        return Edit(start, start, f"{line}{source.newline}{indent}")
+
+    def fix(self, message: str, *edits: Edit, applicability: Applicability | None = None) -> Fix:
+        assert self.rule is not None
+        return Fix(applicability or self.rule.fix_applicability or Applicability.SAFE, message, edits)

@@ -1,0 +1,93 @@
+"""DDP001 shuffle-with-sampler: `DataLoader(shuffle=True, sampler=...)` raises at construction."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddplint.diagnostics import Applicability
+from ddplint.names import dotted_name
+from ddplint.rules.base import Context, Rule
+from ddplint.values import Nullness, literal_bool, nullness
+
+DATALOADER = "torch.utils.data.DataLoader"
+
+
+class ShuffleWithSampler(Rule):
+    code = "DDP001"
+    name = "shuffle-with-sampler"
+    summary = "`DataLoader` given `shuffle=True` together with a sampler or batch sampler"
+    fix_applicability = Applicability.SAFE
+
+    def check(self, ctx: Context) -> None:
+        facts = ctx.facts
+        for call in facts.all_calls():
+            if call.name != DATALOADER:
+                continue
+            bound = call.bound()
+            shuffle = bound.arg("shuffle")
+            for option in ("sampler", "batch_sampler"):
+                value = bound.get(option)
+                if value is None:
+                    continue
+                state = nullness(facts, call.scope, value)
+                if state is Nullness.NONE:
+                    continue
+                if shuffle is not None and literal_bool(shuffle.value) is True:
+                    self._shuffle(ctx, call.node, shuffle, option, value, state)
+                    break
+            batch_sampler = bound.get("batch_sampler")
+            if batch_sampler is not None and nullness(facts, call.scope, batch_sampler) is not Nullness.NONE:
+                self._batch_sampler_conflicts(ctx, bound)
+
+    def _shuffle(
+        self,
+        ctx: Context,
+        call: cst.Call,
+        shuffle: cst.Arg,
+        option: str,
+        value: cst.BaseExpression,
+        state: Nullness,
+    ) -> None:
+        spelled = ctx.facts.code(value)
+        when = "" if state is Nullness.NEVER else f" whenever `{spelled}` is not None"
+        message = (
+            f"`DataLoader` is given `shuffle=True` and `{option}={spelled}`: it raises "
+            f"`ValueError: {option} option is mutually exclusive with shuffle` at construction{when}"
+        )
+        help = "the sampler decides the order (`DistributedSampler` shuffles by default)"
+        fix = None
+        if state is Nullness.NEVER:
+            edit = (
+                ctx.remove_arg(call, shuffle)
+                if shuffle.keyword is not None
+                else ctx.replace(shuffle.value, "False")
+            )
+            fix = ctx.fix("Remove `shuffle=True`", edit)
+            help += "; remove `shuffle=True`"
+        elif dotted_name(value) is not None:
+            # A sampler that is None off the distributed path: shuffle only then (torchvision's idiom).
+            fix = ctx.fix(
+                f"Shuffle only when there is no sampler: `shuffle=({spelled} is None)`",
+                ctx.replace(shuffle.value, f"({spelled} is None)"),
+            )
+            help += f"; pass `shuffle=({spelled} is None)`"
+        ctx.report(shuffle, message, fix=fix, help=help)
+
+    def _batch_sampler_conflicts(self, ctx: Context, bound) -> None:
+        for option, allowed in (("batch_size", "1"), ("drop_last", "False")):
+            arg = bound.arg(option)
+            if arg is None:
+                continue
+            value = arg.value
+            if isinstance(value, (cst.Integer, cst.Name)) and value.value == allowed:
+                continue
+            if option == "drop_last" and literal_bool(value) is not True:
+                continue
+            spelled = ctx.facts.code(value)
+            ctx.report(
+                arg,
+                f"`DataLoader` is given `batch_sampler=` and `{option}={spelled}`: it raises "
+                f"`ValueError: batch_sampler option is mutually exclusive with batch_size, "
+                f"shuffle, sampler, and drop_last` at construction",
+                help=f"set `{option}` on the batch sampler itself and remove it here",
+            )

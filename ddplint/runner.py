@@ -1,0 +1,110 @@
+"""One run over many files: discover, load every module into the project, then check each."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ddplint.config import Settings
+from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
+from ddplint.discovery import discover
+from ddplint.fixer import fix_module, write_atomically
+from ddplint.linter import FileResult, Linter, LoadError
+
+
+@dataclass
+class RunOptions:
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+    force_exclude: bool = False
+
+
+@dataclass
+class RunResult:
+    files: list[FileResult] = field(default_factory=list)
+    checked: int = 0
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        out = [d for f in self.files for d in f.diagnostics]
+        return sorted(out, key=Diagnostic.sort_key)
+
+    @property
+    def fixed(self) -> int:
+        return sum(f.fixed_count for f in self.files)
+
+    @property
+    def diffs(self) -> list[str]:
+        return [f.diff for f in self.files if f.diff]
+
+
+def run(paths: list[str], settings: Settings, options: RunOptions | None = None) -> RunResult:
+    options = options or RunOptions()
+    linter = Linter(settings)
+    result = RunResult()
+    found = discover(paths, settings, force_exclude=options.force_exclude)
+    for given, reason in found.errors:
+        result.files.append(FileResult(given, [input_error(IO_ERROR, given, reason)]))
+    loaded = []
+    for path in found.files:
+        filename = str(path)
+        try:
+            facts = linter.load(filename)
+        except LoadError as exc:
+            result.files.append(FileResult(filename, [exc.diagnostic]))
+            continue
+        linter.project.add(facts)
+        loaded.append(facts)
+    result.checked = len(found.files)
+    for facts in loaded:
+        result.files.append(check_one(linter, facts, options))
+    result.files.sort(key=lambda f: f.filename)
+    return result
+
+
+def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
+    if not (options.fix or options.diff):
+        return FileResult(facts.filename, linter.check(facts), facts)
+    outcome = fix_module(linter, facts, unsafe=options.unsafe_fixes)
+    result = FileResult(facts.filename, outcome.remaining, facts, outcome.text, outcome.fixed, outcome.error)
+    if outcome.error:
+        result.diagnostics.append(input_error(IO_ERROR, facts.filename, outcome.error))
+    changed = outcome.text != facts.source.text
+    if changed and options.diff:
+        result.diff = unified_diff(facts.filename, facts.source.text, outcome.text)
+        # Report what would be fixed as still present: nothing was written.
+        result.diagnostics = linter.check(facts)
+        result.fixed_count = 0
+    elif changed and options.fix:
+        path = Path(facts.filename)
+        if not os.access(path, os.W_OK):
+            result.diagnostics = linter.check(facts)
+            result.fixed_count = 0
+            result.diagnostics.append(
+                input_error(IO_ERROR, facts.filename, "cannot write fixes: file is read-only")
+            )
+        else:
+            try:
+                write_atomically(path, facts.source, outcome.text)
+            except OSError as exc:
+                result.diagnostics = linter.check(facts)
+                result.fixed_count = 0
+                reason = exc.strerror or str(exc)
+                result.diagnostics.append(
+                    input_error(IO_ERROR, facts.filename, f"cannot write fixes: {reason}")
+                )
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def unified_diff(filename: str, old: str, new: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{filename}",
+        tofile=f"b/{filename}",
+    )
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines)

@@ -1,0 +1,92 @@
+"""Reading source files: encoding, BOM and newline style, kept so fixes can write them back."""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import io
+import tokenize
+from dataclasses import dataclass, field
+
+
+class SourceError(Exception):
+    """A file that cannot be turned into text; the message says why."""
+
+
+@dataclass
+class Source:
+    """The text of one file, and what is needed to write it back byte-for-byte alike."""
+
+    filename: str
+    text: str
+    encoding: str = "utf-8"
+    bom: bool = False
+    newline: str = "\n"
+    _line_starts: list[int] | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_bytes(cls, filename: str, data: bytes) -> Source:
+        if b"\x00" in data:
+            raise SourceError("file contains NUL bytes (binary file?)")
+        bom = data.startswith(codecs.BOM_UTF8)
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError as exc:
+            raise SourceError(f"bad encoding declaration: {exc}") from None
+        if encoding == "utf-8-sig":
+            encoding = "utf-8"
+        body = data[len(codecs.BOM_UTF8) :] if bom else data
+        try:
+            text = body.decode(encoding)
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise SourceError(f"cannot decode as {encoding}: {exc}") from None
+        return cls(filename, text, encoding, bom, detect_newline(text))
+
+    def to_bytes(self, text: str) -> bytes:
+        """Encode fixed text the way the original was stored."""
+        data = text.encode(self.encoding)
+        return codecs.BOM_UTF8 + data if self.bom else data
+
+    @property
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            text = self.text
+            i = 0
+            n = len(text)
+            while i < n:
+                c = text[i]
+                if c == "\n":
+                    starts.append(i + 1)
+                elif c == "\r":
+                    if i + 1 < n and text[i + 1] == "\n":
+                        i += 1
+                    starts.append(i + 1)
+                i += 1
+            self._line_starts = starts
+        return self._line_starts
+
+    def location(self, offset: int) -> tuple[int, int]:
+        """1-based (row, column) of a character offset; columns count code points."""
+        starts = self.line_starts
+        row = bisect.bisect_right(starts, offset)
+        return row, offset - starts[row - 1] + 1
+
+    def offset(self, row: int, column: int) -> int:
+        """Inverse of `location`."""
+        return self.line_starts[row - 1] + column - 1
+
+    def line_text(self, row: int) -> str:
+        starts = self.line_starts
+        start = starts[row - 1]
+        end = starts[row] if row < len(starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+
+def detect_newline(text: str) -> str:
+    """The newline of the first line ending, as Python's own tools pick it."""
+    i = text.find("\n")
+    j = text.find("\r")
+    if j != -1 and (i == -1 or j < i):
+        return "\r\n" if text[j : j + 2] == "\r\n" else "\r"
+    return "\n"
