@@ -18,20 +18,20 @@ class Discovery:
     errors: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _exclude_spec(settings: Settings) -> pathspec.PathSpec:
-    return pathspec.PathSpec.from_lines("gitwildmatch", settings.exclude + settings.extend_exclude)
+def _exclude_spec(settings: Settings) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(settings.exclude + settings.extend_exclude)
 
 
-def _gitignore(folder: Path) -> pathspec.PathSpec | None:
+def _gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
     path = folder / ".gitignore"
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def is_excluded(path: Path, settings: Settings, spec: pathspec.PathSpec | None = None) -> bool:
+def is_excluded(path: Path, settings: Settings, spec: pathspec.GitIgnoreSpec | None = None) -> bool:
     """Whether a path (file or folder) matches the configured excludes, by name or by path."""
     spec = spec or _exclude_spec(settings)
     try:
@@ -75,7 +75,7 @@ def discover(paths: list[str], settings: Settings, *, force_exclude: bool = Fals
 
 
 def _walk(top: Path, settings: Settings, spec, add, result: Discovery) -> None:
-    ignores: list[tuple[Path, pathspec.PathSpec]] = []
+    ignores: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
 
     def onerror(exc: OSError) -> None:
         result.errors.append((exc.filename or str(top), exc.strerror or str(exc)))
