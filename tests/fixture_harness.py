@@ -17,9 +17,9 @@ def fixture_cases() -> list[Path]:
     cases: list[Path] = []
     for rule_dir in sorted(p for p in FIXTURES.iterdir() if p.is_dir()):
         for entry in sorted(rule_dir.iterdir()):
-            if entry.is_dir() and not entry.name.startswith(("_", ".")):
-                cases.append(entry)
-            elif entry.suffix == ".py" and not entry.name.endswith(".fixed.py"):
+            is_project = entry.is_dir() and not entry.name.startswith(("_", "."))
+            is_module = entry.suffix == ".py" and not entry.name.endswith(".fixed.py")
+            if is_project or is_module:
                 cases.append(entry)
     return cases
 
