@@ -9,17 +9,32 @@ from ddplint.facts import CallSite, ModuleFacts, Scope
 
 class Project:
     def __init__(self, modules: Iterable[ModuleFacts] = ()) -> None:
+        # By module name, for imports; two scripts with one name (`a/train.py`, `b/train.py`)
+        # keep the first for lookups, and every file is still checked (`files`).
         self.modules: dict[str, ModuleFacts] = {}
+        self.files: dict[str, ModuleFacts] = {}
+        self._analysis = None
         for facts in modules:
             self.add(facts)
 
     def add(self, facts: ModuleFacts) -> None:
-        # Two files with the same module name (scripts in different folders): first one wins
-        # for cross-module lookups; each is still checked on its own.
         self.modules.setdefault(facts.module_name, facts)
+        self.files[facts.filename] = facts
+        self._analysis = None
 
     def replace(self, facts: ModuleFacts) -> None:
-        self.modules[facts.module_name] = facts
+        if self.modules.get(facts.module_name) is self.files.get(facts.filename):
+            self.modules[facts.module_name] = facts
+        self.files[facts.filename] = facts
+        self._analysis = None
+
+    def analysis(self, settings=None):
+        """The rank-divergence analysis of the whole project, computed once."""
+        if self._analysis is None:
+            from ddplint.divergence.analysis import Analysis
+
+            self._analysis = Analysis(self, settings)
+        return self._analysis
 
     def lookup(self, qualname: str, depth: int = 0) -> tuple[ModuleFacts, Scope] | None:
         """The function or method a qualified name denotes, if the project defines it."""
@@ -44,28 +59,44 @@ class Project:
 
     def resolve_call(self, facts: ModuleFacts, call: CallSite) -> tuple[ModuleFacts, Scope] | None:
         """The project function a call runs, for plain, imported and `self.` calls."""
-        name = call.name
-        if name is None:
+        if call.name is None:
             return None
-        if name.startswith("self.") and call.scope.class_name is not None:
+        return self.resolve_name(facts, call.scope, call.name)
+
+    def resolve_name(self, facts: ModuleFacts, scope: Scope, name: str) -> tuple[ModuleFacts, Scope] | None:
+        """What calling `name` (import-resolved dotted spelling) from `scope` runs, if ours."""
+        if name.startswith("self.") and scope.class_name is not None:
             method = name[5:]
             if "." not in method:
-                return self._method(facts, call.scope.class_name, method)
+                return self.method(facts, scope.class_name, method)
             return None
         if "." not in name:
-            scope = facts.functions.get(name)
-            if scope is not None:
-                return facts, scope
+            # A nested function defined in an enclosing scope, then a module-level one.
+            enclosing: Scope | None = scope
+            while enclosing is not None and enclosing.parent is not None:
+                nested = facts.functions.get(f"{enclosing.name}.<locals>.{name}")
+                if nested is not None:
+                    return facts, nested
+                enclosing = enclosing.parent
+            found = facts.functions.get(name)
+            if found is not None:
+                return facts, found
             # A class instantiated: its __init__ runs.
             if name in facts.classes:
-                return self._method(facts, name, "__init__")
+                return self.method(facts, name, "__init__")
             return None
         local = facts.functions.get(name)
         if local is not None:  # `Class.method(...)` within the module
             return facts, local
-        return self.lookup(name)
+        found = self.lookup(name)
+        if found is None:
+            head, _, tail = name.rpartition(".")
+            module = self.modules.get(head)
+            if module is not None and tail in module.classes:
+                return self.method(module, tail, "__init__")
+        return found
 
-    def _method(self, facts: ModuleFacts, class_name: str, method: str, depth: int = 0):
+    def method(self, facts: ModuleFacts, class_name: str, method: str, depth: int = 0):
         scope = facts.functions.get(f"{class_name}.{method}")
         if scope is not None:
             return facts, scope
@@ -80,7 +111,7 @@ class Project:
             if base_name is None:
                 continue
             if base_name in facts.classes:
-                found = self._method(facts, base_name, method, depth + 1)
+                found = self.method(facts, base_name, method, depth + 1)
             else:
                 found = self.lookup(f"{base_name}.{method}")
             if found is not None:

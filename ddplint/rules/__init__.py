@@ -5,8 +5,15 @@ from __future__ import annotations
 from ddplint.rules.base import Context, Rule
 from ddplint.rules.ddp001_shuffle_with_sampler import ShuffleWithSampler
 from ddplint.rules.ddp002_missing_set_epoch import MissingSetEpoch
+from ddplint.rules.ddp004_divergent_exit_before_collective import DivergentExitBeforeCollective
+from ddplint.rules.ddp005_collective_in_rank_branch import CollectiveInRankBranch
 
-ALL_RULES: list[Rule] = [ShuffleWithSampler(), MissingSetEpoch()]
+ALL_RULES: list[Rule] = [
+    ShuffleWithSampler(),
+    MissingSetEpoch(),
+    DivergentExitBeforeCollective(),
+    CollectiveInRankBranch(),
+]
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 
 __all__ = ["ALL_RULES", "RULES_BY_CODE", "Context", "Rule"]

@@ -1,0 +1,1 @@
+"""Rank-divergence analysis: which collectives each rank class performs, and where they differ."""

@@ -1,0 +1,407 @@
+"""The project-wide analysis: per-function summaries, and the findings of every function.
+
+Each function is simulated as rank 0 and as any other rank; callees are summarised for the
+same class (memoised per calling context, recursion cut), so summaries of one file depend only
+on that file and the summaries of what it calls.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ddplint import catalogue as cat
+from ddplint.divergence.seq import Choice, Exit, Loop, Op, Seq, has_ops, linearize, walk
+from ddplint.divergence.simulate import Simulator
+from ddplint.divergence.values import Kind, Val
+from ddplint.facts import ModuleFacts, Scope
+from ddplint.names import dotted_name
+from ddplint.values import constructed_by
+
+MAX_DEPTH = 12  # nested summaries being computed at once
+
+
+@dataclass
+class Summary:
+    seq: Seq
+    ret: Val
+    complete: bool = True
+    split_findings: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Finding:
+    """A divergence found in one function; the rules turn these into diagnostics and fixes."""
+
+    code: str  # DDP004 or DDP005
+    kind: str  # "rank-only", "exit", "branch", "loop", "order", "split-barrier"
+    facts: ModuleFacts  # where it is reported
+    node: cst.CSTNode
+    ops: list[Op]  # the collectives one side performs and the other does not
+    choice: Choice | None = None
+    exit: Exit | None = None
+    notes: list[str] = field(default_factory=list)
+    cond: Val | None = None
+    other_ops: list[Op] = field(default_factory=list)  # "order": what the other side runs instead
+    only_rank_zero: bool = True
+    exits: list[Exit] = field(default_factory=list)  # early exits that made the difference
+    block: cst.CSTNode | None = None  # the split-barrier `with` statement
+
+
+class Analysis:
+    def __init__(self, project, settings=None) -> None:
+        self.project = project
+        self.user_collectives = frozenset(getattr(settings, "collectives", None) or ())
+        self.user_predicates = frozenset(getattr(settings, "rank_predicates", None) or ())
+        self._summaries: dict[tuple, Summary] = {}
+        self._running: set[tuple] = set()
+        self._globals: dict[tuple, Val | None] = {}
+        self._findings: dict[str, list[Finding]] | None = None
+        self._distributed: bool | None = None
+
+    # Facts the simulator asks for -----------------------------------------------------------
+
+    @property
+    def distributed(self) -> bool:
+        """Does the project wrap a model for data parallelism (so `backward()` all-reduces)?"""
+        if self._distributed is None:
+            wrappers = cat.DDP_WRAPPERS | cat.DISTRIBUTED_ENGINES
+            self._distributed = any(
+                call.name in wrappers for facts in self.project.files.values() for call in facts.all_calls()
+            )
+        return self._distributed
+
+    def is_collective(self, qualified: str) -> bool:
+        return (
+            qualified in cat.TORCH_COLLECTIVES_QUALIFIED
+            or qualified in cat.OTHER_COLLECTIVES
+            or qualified in self.user_collectives
+        )
+
+    def is_rank_predicate(self, qualified: str, kind: str) -> bool:
+        return kind == "main" and qualified in self.user_predicates
+
+    def is_loader(self, facts: ModuleFacts, scope: Scope, node: cst.BaseExpression) -> bool:
+        name = dotted_name(node)
+        if name is None:
+            return False
+        for value in facts.values_of(scope, name):
+            if constructed_by(facts, scope, value, "torch.utils.data.DataLoader"):
+                return True
+        return False
+
+    def resolve(self, facts: ModuleFacts, scope: Scope, func: cst.BaseExpression, receiver: Val | None):
+        dotted = dotted_name(func)
+        if dotted is None:
+            return None
+        name = facts.imports.resolve_dotted(dotted)
+        if name.split(".", 1)[0] in ("torch", "os", "sys", "time", "math", "numpy", "random"):
+            return None
+        return self.project.resolve_name(facts, scope, name)
+
+    def class_attr(self, facts: ModuleFacts, class_name: str, attr: str, rank_zero: bool) -> Val | None:
+        key = ("attr", id(facts), class_name, attr, rank_zero)
+        if key in self._globals:
+            return self._globals[key]
+        values = facts.class_attrs.get(class_name, {}).get(attr)
+        if not values:
+            return None
+        self._globals[key] = None  # recursion guard
+        scope = Scope("", facts.tree, None, class_name)
+        sim = Simulator(self, facts, scope, rank_zero)
+        result = None
+        for value in values:
+            v = sim.eval(value)
+            result = v if result is None else _join(result, v)
+        self._globals[key] = result
+        return result
+
+    def module_global(self, facts: ModuleFacts, name: str, rank_zero: bool) -> Val | None:
+        if name in facts.functions or name in facts.classes or name in facts.imports.aliases:
+            return None
+        values = facts.module_scope.assignments.get(name)
+        if not values:
+            return None
+        key = ("global", id(facts), name, rank_zero)
+        if key in self._globals:
+            return self._globals[key]
+        self._globals[key] = None
+        sim = Simulator(self, facts, facts.module_scope, rank_zero)
+        result = None
+        for value in values:
+            v = sim.eval(value)
+            result = v if result is None else _join(result, v)
+        self._globals[key] = result
+        return result
+
+    def summary(self, facts: ModuleFacts, scope: Scope, rank_zero: bool, args: tuple) -> Summary:
+        signature = tuple(_arg_key(a) for a in args)
+        key = (id(scope), rank_zero, signature)
+        found = self._summaries.get(key)
+        if found is not None:
+            return found
+        if key in self._running or len(self._running) > MAX_DEPTH:
+            return Summary((), Val(Kind.UNIFORM), complete=False)  # recursion: cut the cycle
+        self._running.add(key)
+        try:
+            context = tuple(_context_value(a) for a in args)
+            result = Simulator(self, facts, scope, rank_zero, context).run()
+        finally:
+            self._running.discard(key)
+        self._summaries[key] = result
+        return result
+
+    # Findings -----------------------------------------------------------------------------
+
+    def findings_for(self, facts: ModuleFacts) -> list[Finding]:
+        if self._findings is None:
+            # A callee's branch is seen again from every caller: keep one finding per place,
+            # the one seen from the closest function (shortest call chain).
+            best: dict[int, Finding] = {}
+            for module in self.project.files.values():
+                for scope in module.scopes:
+                    for finding in self._check(module, scope):
+                        key = id(finding.choice.node) if finding.choice is not None else id(finding.node)
+                        known = best.get(key)
+                        if known is None or _chain_length(finding) < _chain_length(known):
+                            best[key] = finding
+            self._findings = {}
+            reported: set[int] = set()
+            for finding in best.values():
+                if id(finding.node) in reported:
+                    continue
+                reported.add(id(finding.node))
+                self._findings.setdefault(finding.facts.filename, []).append(finding)
+        return self._findings.get(facts.filename, [])
+
+    def _check(self, facts: ModuleFacts, scope: Scope) -> list[Finding]:
+        if not _worth_simulating(facts, scope):
+            return []
+        no_args = tuple(None for _ in scope.params)
+        zero = self.summary(facts, scope, True, no_args)
+        other = self.summary(facts, scope, False, no_args)
+        findings = self._compare(facts, zero.seq, other.seq)
+        for summary in (zero, other):
+            findings.extend(_divergent_choices(summary.seq))
+            for op, block in summary.split_findings:
+                findings.append(Finding("DDP005", "split-barrier", op.facts, op.site, [op], block=block))
+        return findings
+
+    def _compare(self, facts: ModuleFacts, zero: Seq, other: Seq) -> list[Finding]:
+        a = linearize(zero, ignore_params=True)
+        b = linearize(other, ignore_params=True)
+        keys_a, keys_b = [t.key for t in a], [t.key for t in b]
+        if keys_a == keys_b:
+            return []
+        own_exit = any(
+            isinstance(i, Exit) and i.guard is not None for seq in (zero, other) for i in walk(seq)
+        )
+        findings = []
+        matcher = difflib.SequenceMatcher(a=keys_a, b=keys_b, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            left = [t.item for t in a[i1:i2]]
+            right = [t.item for t in b[j1:j2]]
+            if any(isinstance(x, Exit) and x.kind == "abort" for x in left + right):
+                continue  # one side ends the job: fail-fast, not a hang
+            left_ops = [x for x in left if isinstance(x, Op)]
+            right_ops = [x for x in right if isinstance(x, Op)]
+            if not left_ops and not right_ops:
+                continue
+            first = (left_ops or right_ops)[0]
+            if first.guard is None and not own_exit:
+                continue  # the difference is inside a callee, reported there
+            if left_ops and right_ops:
+                kind = "order"
+            else:
+                kind = "rank-only"
+            finding = Finding(
+                "DDP005",
+                kind,
+                first.facts,
+                first.site,
+                [op for op in (left_ops or right_ops) if op.site is first.site],
+                other_ops=right_ops if left_ops else [],
+                only_rank_zero=bool(left_ops),
+            )
+            finding.notes = timeline(a, b, i1, j1)
+            finding.exits = [
+                x for x in walk(other if left_ops else zero) if isinstance(x, Exit) and x.guard is not None
+            ]
+            findings.append(finding)
+        return findings
+
+
+def _chain_length(finding: Finding) -> int:
+    return min((len(op.via) for op in finding.ops), default=0)
+
+
+def _divergent_choices(seq: Seq, in_loop: bool = False) -> list[Finding]:
+    """Choices some ranks take one way and others another, whose arms run different collectives."""
+    found: list[Finding] = []
+    for item in seq:
+        if isinstance(item, Choice):
+            if item.cond.kind in (Kind.DATA, Kind.RANK):
+                finding = _choice_finding(item, in_loop)
+                if finding is not None:
+                    found.append(finding)
+            for arm in item.arms:
+                found.extend(_divergent_choices(arm, in_loop))
+        elif isinstance(item, Loop):
+            body_ops = has_ops(item.body)
+            if item.cond is not None and item.cond.divergent and body_ops:
+                code = "DDP004" if item.cond.kind is Kind.DATA else "DDP005"
+                ops = [op for op in walk(item.body) if isinstance(op, Op) and op.param is None]
+                test = getattr(item.node, "test", item.node)
+                found.append(Finding(code, "loop", item.facts, test, ops, cond=item.cond))
+            found.extend(_divergent_choices(item.body, body_ops))
+    return found
+
+
+def _choice_finding(choice: Choice, in_loop: bool) -> Finding | None:
+    left = linearize(choice.arms[0], stop_matters=in_loop, ignore_params=True)
+    right = linearize(choice.arms[1], stop_matters=in_loop, ignore_params=True)
+    keys_l, keys_r = [t.key for t in left], [t.key for t in right]
+    if keys_l == keys_r:
+        return None
+    matcher = difflib.SequenceMatcher(a=keys_l, b=keys_r, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        items = [t.item for t in left[i1:i2]] + [t.item for t in right[j1:j2]]
+        if any(isinstance(x, Exit) and x.kind == "abort" for x in items):
+            return None
+        break
+    code = "DDP004" if choice.cond.kind is Kind.DATA else "DDP005"
+    exits = [
+        x
+        for arm in choice.arms
+        for x in walk(arm)
+        if isinstance(x, Exit) and x.kind in ("continue", "break", "return") and x.facts is choice.facts
+    ]
+    skipped = _skipped_ops(left, right)
+    if exits:
+        exit_item = exits[0]
+        return Finding(
+            code,
+            "exit",
+            exit_item.facts,
+            exit_item.node,
+            skipped,
+            choice=choice,
+            exit=exit_item,
+            cond=choice.cond,
+        )
+    report = next((op.site for op in skipped if op.facts is choice.facts), choice.test or choice.node)
+    return Finding(code, "branch", choice.facts, report, skipped, choice=choice, cond=choice.cond)
+
+
+def _skipped_ops(left, right) -> list[Op]:
+    """The collectives one arm runs that the other does not, in order."""
+    matcher = difflib.SequenceMatcher(a=[t.key for t in left], b=[t.key for t in right], autojunk=False)
+    ops: list[Op] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            for token in left[i1:i2] + right[j1:j2]:
+                if isinstance(token.item, Op) and token.item not in ops:
+                    ops.append(token.item)
+    return ops
+
+
+def timeline(a, b, i: int, j: int) -> list[str]:
+    """The two classes' collectives side by side, up to the first difference."""
+
+    def ops(tokens) -> list[Op]:
+        return [t.item for t in tokens if isinstance(t.item, Op) and isinstance(t.key, str)]
+
+    rows = []
+    for label, tokens, index in (("rank 0:      ", a, i), ("other ranks: ", b, j)):
+        before, after = ops(tokens[:index])[-4:], ops(tokens[index:])[:1]
+        shown = " · ".join(op_label(op, short=True) for op in before + after) or "(no collective)"
+        mark = "   ← waits here forever" if after else ""
+        rows.append(f"{label} {shown}{mark}")
+    return rows
+
+
+def ops_label(ops: list[Op]) -> str:
+    """The first two collectives by name, and how many more."""
+    if not ops:
+        return "a collective"
+    text = op_label(ops[0])
+    if len(ops) > 1:
+        text += f" and {op_label(ops[1])}"
+    if len(ops) > 2:
+        text += f" (and {len(ops) - 2} more)"
+    return text
+
+
+def op_label(op: Op, short: bool = False) -> str:
+    """ "`dist.all_reduce` (metrics.py:7, via `evaluate` → `reduce_mean`)"."""
+    facts, node = op.origin
+    where = f"{facts.path.name}:{facts.line_of(node)}"
+    if short:
+        return f"{_short_name(op)} ({where})"
+    via = f", via {' → '.join(f'`{v}`' for v in op.via)}" if op.via else ""
+    return f"`{_display(op)}` ({_explain(op)}{where}{via})"
+
+
+def _display(op: Op) -> str:
+    if op.name == "backward":
+        return f"{op.label}()"
+    if op.name == "ddp.forward":
+        return f"{op.label}(...)"
+    return op.label
+
+
+def _explain(op: Op) -> str:
+    if op.name == "backward":
+        return "DDP gradient all-reduce, "
+    if op.name == "ddp.forward":
+        return "forward of the DDP-wrapped model, "
+    return ""
+
+
+def _short_name(op: Op) -> str:
+    if op.name == "backward":
+        return "backward"
+    if op.name == "ddp.forward":
+        return "DDP forward"
+    return op.label.rsplit(".", 1)[-1]
+
+
+def _worth_simulating(facts: ModuleFacts, scope: Scope) -> bool:
+    """Skip functions with no call at all: they cannot reach a collective."""
+    return bool(scope.calls)
+
+
+def _join(a: Val, b: Val) -> Val:
+    from ddplint.divergence.values import join
+
+    return join(a, b)
+
+
+def _arg_key(value: Val | None):
+    if value is None:
+        return None
+    if value.tag in ("ddp", "accelerator", "deepspeed"):
+        return ("tag", value.tag)
+    if value.rank and value.kind in (Kind.CONST, Kind.NONZERO):
+        return ("rank", value.kind, value.const if isinstance(value.const, (int, bool)) else None)
+    if value.kind is Kind.DATA:
+        return ("data",)
+    return None
+
+
+def _context_value(value: Val | None) -> Val | None:
+    """What a callee's parameter is bound to: only what changes the callee's behaviour."""
+    key = _arg_key(value)
+    if key is None:
+        return None
+    if key[0] == "tag":
+        return Val(Kind.OBJECT, tag=value.tag)
+    if key[0] == "data":
+        return Val(Kind.DATA, origin=value.origin)
+    return Val(value.kind, value.const, rank=True, origin=value.origin)

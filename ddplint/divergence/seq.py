@@ -1,0 +1,209 @@
+"""Collective sequences: what one rank class does, as a tree of ops, choices, loops and exits.
+
+A block is built statement by statement; when a branch can leave early (`continue`, `break`,
+`return`), the rest of the block is pushed into the branch's arms that fall through, so each arm
+shows everything it really runs until the exit's target. Comparing two arms then compares what
+two ranks taking different arms would do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Union
+
+import libcst as cst
+
+from ddplint.divergence.values import Val
+
+if TYPE_CHECKING:
+    from ddplint.facts import ModuleFacts
+
+
+@dataclass(frozen=True, eq=False)
+class Guard:
+    """A rank condition decided differently for the two classes (`if rank == 0:`)."""
+
+    node: cst.CSTNode  # the condition expression
+    facts: ModuleFacts
+    text: str
+
+
+@dataclass(frozen=True, eq=False)
+class Op:
+    """One collective, as seen from the function being simulated."""
+
+    name: str  # canonical, for comparison: "torch.distributed.all_reduce"
+    label: str  # as the user wrote it: "dist.all_reduce"
+    site: cst.CSTNode  # the call in this function that performs or reaches it
+    facts: ModuleFacts  # where `site` is
+    origin: tuple[ModuleFacts, cst.CSTNode]  # the collective call itself, maybe in a callee
+    via: tuple[str, ...] = ()  # functions between `site` and the collective
+    guard: Guard | None = None
+    # A call of the summarised function's parameter `param`: a collective only when the caller
+    # passes a DDP-wrapped module. Resolved (or dropped) when inlined into the caller.
+    param: int | None = None
+    # The expression that carries a DDP-wrapped module into this call (`model` in `model(x)` or
+    # in `evaluate(model)`): replacing it by `X.module` removes the collective.
+    ddp_expr: cst.CSTNode | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Exit:
+    kind: str  # "continue", "break", "return", or "abort" (sys.exit, raise: ends the job)
+    node: cst.CSTNode
+    facts: ModuleFacts
+    guard: Guard | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Choice:
+    """A branch both arms of which some rank may take: the condition is not decided here."""
+
+    node: cst.CSTNode  # the if/while/try statement (or IfExp)
+    test: cst.CSTNode | None
+    facts: ModuleFacts
+    cond: Val
+    arms: tuple[Seq, Seq]
+
+
+@dataclass(frozen=True, eq=False)
+class Loop:
+    node: cst.CSTNode
+    facts: ModuleFacts
+    body: Seq
+    # Divergent when ranks may run different numbers of iterations (`while not done:`).
+    cond: Val | None = None
+
+
+Item = Union[Op, Exit, Choice, Loop]
+Seq = tuple  # tuple[Item, ...]
+
+
+def may_exit(seq: Seq) -> bool:
+    if not seq:
+        return False
+    last = seq[-1]
+    if isinstance(last, Exit):
+        return True
+    return isinstance(last, Choice) and any(may_exit(arm) for arm in last.arms)
+
+
+def falls_through(seq: Seq) -> bool:
+    if not seq:
+        return True
+    last = seq[-1]
+    if isinstance(last, Exit):
+        return False
+    if isinstance(last, Choice):
+        return any(falls_through(arm) for arm in last.arms)
+    return True
+
+
+def append(first: Seq, rest: Seq) -> Seq:
+    """`first` then `rest`, where `rest` runs only on the paths of `first` that fall through."""
+    if not rest:
+        return first
+    if not first:
+        return rest
+    last = first[-1]
+    if isinstance(last, Exit):
+        return first
+    if isinstance(last, Choice) and may_exit((last,)):
+        arms = tuple(append(arm, rest) for arm in last.arms)
+        return first[:-1] + (replace(last, arms=arms),)
+    return first + rest
+
+
+def strip_exits(seq: Seq, kinds: frozenset[str]) -> Seq:
+    """Remove exits of `kinds` (a callee's `return` ends the callee, not its caller)."""
+    out = []
+    for item in seq:
+        if isinstance(item, Exit) and item.kind in kinds:
+            continue
+        if isinstance(item, Choice):
+            item = replace(item, arms=tuple(strip_exits(arm, kinds) for arm in item.arms))
+        out.append(item)
+    return tuple(out)
+
+
+def has_ops(seq: Seq, *, count_params: bool = False) -> bool:
+    for item in seq:
+        if isinstance(item, Op) and (item.param is None or count_params):
+            return True
+        if isinstance(item, Choice) and any(has_ops(arm, count_params=count_params) for arm in item.arms):
+            return True
+        if isinstance(item, Loop) and has_ops(item.body, count_params=count_params):
+            return True
+    return False
+
+
+@dataclass
+class Token:
+    key: object
+    item: Item | None = None
+
+
+@dataclass
+class Linearizer:
+    """Flattens a sequence into comparable tokens; structure kept as bracket tokens.
+
+    `stop_matters`: inside a loop that performs collectives, `break`/`return` also skip every
+    later iteration's collectives, so they are tokens of their own.
+    """
+
+    ignore_params: bool = False
+    tokens: list[Token] = field(default_factory=list)
+
+    def run(self, seq: Seq, stop_matters: bool = False) -> list[Token]:
+        self._seq(seq, stop_matters)
+        return self.tokens
+
+    def _seq(self, seq: Seq, stop_matters: bool) -> None:
+        for item in seq:
+            if isinstance(item, Op):
+                if item.param is not None:
+                    if not self.ignore_params:
+                        self.tokens.append(Token(("param", item.param), item))
+                else:
+                    self.tokens.append(Token(item.name, item))
+            elif isinstance(item, Exit):
+                if item.kind == "abort":
+                    self.tokens.append(Token("!", item))
+                elif item.kind in ("break", "return") and stop_matters:
+                    self.tokens.append(Token("stop", item))
+            elif isinstance(item, Choice):
+                left = Linearizer(self.ignore_params).run(item.arms[0], stop_matters)
+                right = Linearizer(self.ignore_params).run(item.arms[1], stop_matters)
+                if [t.key for t in left] == [t.key for t in right]:
+                    self.tokens.extend(left)
+                else:
+                    self.tokens.append(Token(("(", id(item.node)), item))
+                    self.tokens.extend(left)
+                    self.tokens.append(Token(("|", id(item.node)), item))
+                    self.tokens.extend(right)
+                    self.tokens.append(Token((")", id(item.node)), item))
+            elif isinstance(item, Loop):
+                inner = Linearizer(self.ignore_params).run(item.body, has_ops(item.body))
+                if inner:
+                    self.tokens.append(Token(("[", id(item.node)), item))
+                    self.tokens.extend(inner)
+                    self.tokens.append(Token(("]", id(item.node)), item))
+
+
+def linearize(seq: Seq, *, stop_matters: bool = False, ignore_params: bool = False) -> list[Token]:
+    return Linearizer(ignore_params).run(seq, stop_matters)
+
+
+def walk(seq: Seq):
+    """Every item of the tree, depth first."""
+    for item in seq:
+        yield item
+        if isinstance(item, Choice):
+            for arm in item.arms:
+                yield from walk(arm)
+        elif isinstance(item, Loop):
+            yield from walk(item.body)
+
+
+def ops_of(seq: Seq) -> list[Op]:
+    return [item for item in walk(seq) if isinstance(item, Op) and item.param is None]

@@ -1,0 +1,114 @@
+"""Abstract values of the simulation, under one rank class at a time.
+
+The analysis runs every function twice: as rank 0 and as "any other rank". Under each class a
+rank is concrete enough to decide `rank == 0`, `local_rank in [-1, 0]` or `rank > 0`; what stays
+unknown is either uniform (the same on every rank: configuration, world size, collective
+results) or divergent (per-rank data, or a rank test the two classes cannot settle).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+
+
+class Kind(Enum):
+    CONST = "const"  # a known Python constant (int, bool, None, str)
+    NONZERO = "nonzero"  # a rank other than 0: unknown, but >= 1
+    OBJECT = "object"  # some object that is not None
+    UNIFORM = "uniform"  # unknown, the same on every rank
+    DATA = "data"  # differs between ranks through their data or timing
+    RANK = "rank"  # differs between ranks of the same class (`rank == 1`)
+
+
+@dataclass(frozen=True)
+class Val:
+    kind: Kind
+    const: object = None
+    # Derived from a rank source: a rank-derived value wins when joined with a constant
+    # fallback (`return 0 if not dist.is_initialized() else dist.get_rank()`).
+    rank: bool = False
+    # Why a divergent value diverges, for messages: "`loss.item()` (train.py:12)".
+    origin: str | None = None
+    # Parameters of the function being summarised that this value derives from.
+    deps: frozenset[int] = frozenset()
+    # What the object is, when it matters: "ddp" for a DDP/FSDP-wrapped module.
+    tag: str | None = None
+
+    @property
+    def divergent(self) -> bool:
+        return self.kind in (Kind.DATA, Kind.RANK)
+
+    def truth(self) -> bool | None:
+        """True/False when decided under this rank class, None when unknown."""
+        if self.kind is Kind.CONST:
+            try:
+                return bool(self.const)
+            except Exception:
+                return None
+        if self.kind in (Kind.NONZERO, Kind.OBJECT):
+            return True
+        return None
+
+    def with_deps(self, deps: frozenset[int]) -> Val:
+        return replace(self, deps=self.deps | deps) if deps else self
+
+
+UNIFORM = Val(Kind.UNIFORM)
+NONE = Val(Kind.CONST, None)
+
+
+def const(value: object, rank: bool = False) -> Val:
+    return Val(Kind.CONST, value, rank=rank)
+
+
+def data(origin: str) -> Val:
+    return Val(Kind.DATA, origin=origin)
+
+
+def rank_value(is_rank_zero: bool, origin: str) -> Val:
+    """The rank itself under one class: 0, or some rank >= 1."""
+    return (
+        Val(Kind.CONST, 0, rank=True, origin=origin)
+        if is_rank_zero
+        else Val(Kind.NONZERO, rank=True, origin=origin)
+    )
+
+
+def main_flag(is_rank_zero: bool, origin: str) -> Val:
+    return Val(Kind.CONST, is_rank_zero, rank=True, origin=origin)
+
+
+def combine(values, origin: str | None = None) -> Val:
+    """The value of an operation on `values` we cannot evaluate: divergent if any input is."""
+    values = list(values)
+    deps = frozenset().union(*(v.deps for v in values)) if values else frozenset()
+    rank = any(v.rank for v in values)
+    for kind in (Kind.DATA, Kind.RANK):
+        for v in values:
+            if v.kind is kind:
+                return Val(kind, rank=rank, origin=v.origin or origin, deps=deps)
+    return Val(Kind.UNIFORM, rank=rank, deps=deps)
+
+
+def join(a: Val, b: Val) -> Val:
+    """The value after two paths meet."""
+    if a == b:
+        return a
+    for kind in (Kind.DATA, Kind.RANK):
+        if a.kind is kind or b.kind is kind:
+            first = a if a.kind is kind else b
+            return Val(kind, rank=a.rank or b.rank, origin=first.origin, deps=a.deps | b.deps)
+    # A rank-derived value beats a constant fallback for the non-distributed case.
+    if a.rank != b.rank:
+        return replace(a if a.rank else b, deps=a.deps | b.deps)
+    if a.kind is Kind.OBJECT and b.kind is Kind.OBJECT:
+        return Val(Kind.OBJECT, deps=a.deps | b.deps, tag=a.tag if a.tag == b.tag else None)
+    return Val(Kind.UNIFORM, rank=a.rank or b.rank, deps=a.deps | b.deps)
+
+
+def taint(value: Val, condition: Val) -> Val:
+    """A value assigned under a divergent condition diverges with it (control dependence)."""
+    if not condition.divergent or value.divergent:
+        return value
+    return Val(condition.kind, rank=condition.rank or value.rank, origin=condition.origin, deps=value.deps)

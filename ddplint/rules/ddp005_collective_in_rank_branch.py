@@ -1,0 +1,220 @@
+"""DDP005 collective-in-rank-branch: a collective that one rank class performs and the other does not."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddplint.diagnostics import Applicability
+from ddplint.divergence.analysis import Finding, op_label, ops_label
+from ddplint.divergence.seq import Op
+from ddplint.names import dotted_name
+from ddplint.rules.base import Context, Rule
+
+DDP_NOTE = (
+    " (a call of the DDP-wrapped model broadcasts its buffers, e.g. BatchNorm statistics, from "
+    "rank 0 — even under `no_grad()` and `eval()`)"
+)
+
+
+class CollectiveInRankBranch(Rule):
+    code = "DDP005"
+    name = "collective-in-rank-branch"
+    summary = "a collective, directly or through a called function, reached by one rank class only"
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, ctx: Context) -> None:
+        for finding in ctx.project.analysis(ctx.settings).findings_for(ctx.facts):
+            if finding.code != self.code:
+                continue
+            message, help = describe(finding)
+            ctx.report(finding.node, message, fix=self._fix(ctx, finding), help=help, notes=finding.notes)
+
+    def _fix(self, ctx: Context, finding: Finding):
+        if finding.kind != "rank-only" or not finding.ops:
+            return None
+        ops = finding.ops
+        if all(op.name == "ddp.forward" and op.ddp_expr is not None for op in ops):
+            expr = ops[0].ddp_expr
+            if all(op.ddp_expr is expr for op in ops) and dotted_name(expr) is not None:
+                text = ctx.facts.code(expr)
+                return ctx.fix(
+                    f"Call the wrapped module: `{text}.module`", ctx.replace(expr, f"{text}.module")
+                )
+        if len(ops) == 1 and not ops[0].via and ops[0].guard is not None:
+            return _hoist(ctx, ops[0])
+        return None
+
+
+def describe(finding: Finding) -> tuple[str, str]:
+    """Message and help for a DDP005 finding."""
+    op = finding.ops[0]
+    what = ops_label(finding.ops)
+    ddp = DDP_NOTE if op.name == "ddp.forward" else ""
+    if finding.kind == "split-barrier":
+        where = finding.facts.line_of(finding.block)
+        return (
+            f"{what} runs inside `with ...main_process_first():` (line {where}): the main process "
+            f"runs the block first while the others wait in the block's barrier, so this "
+            f"collective meets a barrier on the other side and both wait forever",
+            "move the collective out of the `main_process_first()` block",
+        )
+    if finding.kind in ("exit", "branch", "loop"):
+        cond = finding.choice.test if finding.choice is not None else finding.node
+        text = _text(finding.facts, cond)
+        return (
+            f"{what} depends on `{text}` ({_where(finding.facts, cond)}), a rank-dependent condition "
+            f"the analysis cannot settle per rank: ranks that skip it leave the others waiting forever{ddp}",
+            "perform the collective on every rank, outside the rank-dependent branch",
+        )
+    if finding.kind == "order":
+        theirs = op_label(finding.other_ops[0]) if finding.other_ops else "something else"
+        first, second = (
+            ("rank 0", "the other ranks") if finding.only_rank_zero else ("the other ranks", "rank 0")
+        )
+        return (
+            f"{first} call {what} where {second} call {theirs}: the collectives do not match, "
+            f"so the job hangs or fails with a collective mismatch",
+            "call the same collectives in the same order in both arms of the rank branch",
+        )
+    who, others = ("rank 0", "the other ranks") if finding.only_rank_zero else ("the other ranks", "rank 0")
+    if op.guard is not None:
+        cond = f"`{op.guard.text}` ({_where(op.guard.facts, op.guard.node)})"
+        message = (
+            f"{what} {'run' if len(finding.ops) > 1 else 'runs'} only when {cond}{ddp}; {others} never call it and {who} "
+            f"{'waits' if who == 'rank 0' else 'wait'} in it forever"
+        )
+    else:
+        exit_item = finding.exits[0] if finding.exits else None
+        left = (
+            f"they leave early at {_where(exit_item.facts, exit_item.node)} (`{exit_item.guard.text}`)"
+            if exit_item is not None and exit_item.guard is not None
+            else "they leave early"
+        )
+        message = (
+            f"{what} is never reached by {others}{ddp}: {left}; {who} "
+            f"{'waits' if who == 'rank 0' else 'wait'} in it forever"
+        )
+    if op.name == "ddp.forward":
+        help = "run the evaluation through the wrapped module (`model.module(...)`), or on every rank"
+    else:
+        help = "call the collective on every rank, then use its result on rank 0 only"
+    return message, help
+
+
+def _text(facts, node) -> str:
+    text = " ".join(facts.code(node).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _where(facts, node) -> str:
+    return f"{facts.path.name}:{facts.line_of(node)}"
+
+
+def _hoist(ctx: Context, op: Op):
+    """Move a stand-alone collective statement out of the rank branch it sits in."""
+    facts = ctx.facts
+    branch = _enclosing_if(facts, op.guard.node)
+    statement = _statement_of(branch, op.site) if branch is not None else None
+    if branch is None or statement is None or branch.orelse is not None:
+        return None
+    body = branch.body
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    first, last = body.body[0], body.body[-1]
+    if not _arguments_defined_before(op.site, body, statement):
+        return None
+    code = facts.code(statement)
+    source = facts.source
+    branch_start, branch_end = facts.span(branch)
+    if len(body.body) == 1:
+        return ctx.fix(f"Call `{code}` on every rank", ctx.replace(branch, code))
+    start, end = _line_span(source.text, *facts.span(statement))
+    indent = source.line_text(source.location(branch_start)[0])[: source.location(branch_start)[1] - 1]
+    if statement is last:
+        insert = f"{source.newline}{indent}{code}"
+        from ddplint.diagnostics import Edit
+
+        return ctx.fix(
+            f"Call `{code}` on every rank, after the branch",
+            Edit(start, end, ""),
+            Edit(branch_end, branch_end, insert),
+        )
+    if statement is first:
+        from ddplint.diagnostics import Edit
+
+        return ctx.fix(
+            f"Call `{code}` on every rank, before the branch",
+            Edit(start, end, ""),
+            Edit(branch_start, branch_start, f"{code}{source.newline}{indent}"),
+        )
+    return None
+
+
+def _line_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Widen a statement's span to its whole line(s), newline included."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    return line_start, (len(text) if line_end == -1 else line_end + 1)
+
+
+def _enclosing_if(facts, test: cst.CSTNode) -> cst.If | None:
+    for scope in facts.scopes:
+        for node in _ifs(scope.node):
+            if node.test is test:
+                return node
+    return None
+
+
+def _ifs(root):
+    from ddplint.facts import child_nodes
+
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.If):
+            yield node
+        if isinstance(node, (cst.BaseExpression,)):
+            continue
+        stack.extend(child_nodes(node))
+
+
+def _statement_of(branch: cst.If, call: cst.CSTNode) -> cst.CSTNode | None:
+    """The direct body statement of `branch` that is exactly `call` as an expression statement."""
+    if not isinstance(branch.body, cst.IndentedBlock):
+        return None
+    for stmt in branch.body.body:
+        if (
+            isinstance(stmt, cst.SimpleStatementLine)
+            and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr)
+            and stmt.body[0].value is call
+        ):
+            return stmt
+    return None
+
+
+def _arguments_defined_before(call: cst.Call, body: cst.IndentedBlock, statement) -> bool:
+    """Every name the call reads is bound before the branch (not inside it)."""
+    from ddplint.facts import child_nodes
+
+    assigned: set[str] = set()
+    for stmt in body.body:
+        if stmt is statement:
+            break
+        stack = [stmt]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+                target = node.target
+                name = dotted_name(target)
+                if name:
+                    assigned.add(name.split(".")[0])
+            stack.extend(child_nodes(node))
+    used: set[str] = set()
+    stack = [arg.value for arg in call.args]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            used.add(node.value)
+        stack.extend(child_nodes(node))
+    return not (used & assigned)
