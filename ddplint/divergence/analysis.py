@@ -214,10 +214,7 @@ class Analysis:
             first = (left_ops or right_ops)[0]
             if first.guard is None and not own_exit:
                 continue  # the difference is inside a callee, reported there
-            if left_ops and right_ops:
-                kind = "order"
-            else:
-                kind = "rank-only"
+            kind = "order" if left_ops and right_ops else "rank-only"
             finding = Finding(
                 "DDP005",
                 kind,

@@ -110,7 +110,7 @@ def append(first: Seq, rest: Seq) -> Seq:
         return first
     if isinstance(last, Choice) and may_exit((last,)):
         arms = tuple(append(arm, rest) for arm in last.arms)
-        return first[:-1] + (replace(last, arms=arms),)
+        return (*first[:-1], replace(last, arms=arms))
     return first + rest
 
 

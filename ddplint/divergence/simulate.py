@@ -92,7 +92,7 @@ class Simulator:
         from ddplint.divergence.analysis import Summary
 
         node = self.scope.node
-        body = node.body if isinstance(node, cst.Module) else node.body
+        body = node.body
         try:
             if isinstance(node, cst.Module):
                 self.block(body)
@@ -949,7 +949,7 @@ def _and(a: Val, b: Val) -> Val:
     if ta is False:
         return a
     if tb is False and not a.divergent:
-        return b if (a.kind is not Kind.UNIFORM or not b.rank) else b
+        return b
     if ta is True:
         return _with_rank(b) if a.rank else b
     return (

@@ -79,10 +79,9 @@ def describe(finding: Finding) -> tuple[str, str]:
     who, others = ("rank 0", "the other ranks") if finding.only_rank_zero else ("the other ranks", "rank 0")
     if op.guard is not None:
         cond = f"`{op.guard.text}` ({_where(op.guard.facts, op.guard.node)})"
-        message = (
-            f"{what} {'run' if len(finding.ops) > 1 else 'runs'} only when {cond}{ddp}; {others} never call it and {who} "
-            f"{'waits' if who == 'rank 0' else 'wait'} in it forever"
-        )
+        verb, it = ("run", "them") if len(finding.ops) > 1 else ("runs", "it")
+        waits = "waits" if who == "rank 0" else "wait"
+        message = f"{what} {verb} only when {cond}{ddp}; {others} never call {it} and {who} {waits} forever"
     else:
         exit_item = finding.exits[0] if finding.exits else None
         left = (
