@@ -612,24 +612,19 @@ class Simulator:
         if callee_value is not None and callee_value.tag == "ddp":
             self._op("ddp.forward", label, node, what="DDP forward", ddp_expr=func)
             return combine(args)
-        if isinstance(func, cst.Name) and callee_value is not None and len(callee_value.deps) == 1:
-            if func.value in self.scope.params and callee_value.kind is Kind.UNIFORM:
-                (param,) = callee_value.deps
-                self.seq = append(
-                    self.seq,
-                    (
-                        Op(
-                            "param",
-                            label,
-                            node,
-                            self.facts,
-                            (self.facts, node),
-                            param=param,
-                            guard=self._guard(),
-                            ddp_expr=func,
-                        ),
-                    ),
-                )
+        if self._is_bare_param(func, callee_value):
+            (param,) = callee_value.deps
+            op = Op(
+                "param",
+                label,
+                node,
+                self.facts,
+                (self.facts, node),
+                param=param,
+                guard=self._guard(),
+                ddp_expr=func,
+            )
+            self.seq = append(self.seq, (op,))
 
         target = analysis.resolve(self.facts, self.scope, func, receiver)
         if target is not None:
@@ -643,6 +638,16 @@ class Simulator:
             if last[:1].isupper():
                 return Val(Kind.OBJECT)  # a constructed object: not None
         return combine([*(a for a in args), *([receiver] if receiver is not None else [])])
+
+    def _is_bare_param(self, func, value: Val | None) -> bool:
+        """`f(...)` where `f` is still exactly a parameter: a collective if the caller passes DDP."""
+        return (
+            isinstance(func, cst.Name)
+            and value is not None
+            and func.value in self.scope.params
+            and value.kind is Kind.UNIFORM
+            and len(value.deps) == 1
+        )
 
     def _method(self, node, method: str, receiver: Val, label: str, args) -> Val | None:
         tag = receiver.tag
