@@ -199,6 +199,7 @@ class Analysis:
             isinstance(i, Exit) and i.guard is not None for seq in (zero, other) for i in walk(seq)
         )
         findings = []
+        settled: set[str] = set()  # op names already explained by an "order" finding
         matcher = difflib.SequenceMatcher(a=keys_a, b=keys_b, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             if tag == "equal":
@@ -209,27 +210,53 @@ class Analysis:
                 continue  # one side ends the job: fail-fast, not a hang
             left_ops = [x for x in left if isinstance(x, Op)]
             right_ops = [x for x in right if isinstance(x, Op)]
-            if not left_ops and not right_ops:
+            if (not left_ops and not right_ops) or {op.name for op in left_ops + right_ops} <= settled:
                 continue
             first = (left_ops or right_ops)[0]
             if first.guard is None and not own_exit:
                 continue  # the difference is inside a callee, reported there
-            kind = "order" if left_ops and right_ops else "rank-only"
-            finding = Finding(
-                "DDP005",
-                kind,
-                first.facts,
-                first.site,
-                [op for op in (left_ops or right_ops) if op.site is first.site],
-                other_ops=right_ops if left_ops else [],
-                only_rank_zero=bool(left_ops),
-            )
+            finding = self._difference(a, b, i1, j1, left_ops, right_ops)
+            if finding.kind == "order":
+                settled |= {op.name for op in finding.ops + finding.other_ops}
             finding.notes = timeline(a, b, i1, j1)
             finding.exits = [
-                x for x in walk(other if left_ops else zero) if isinstance(x, Exit) and x.guard is not None
+                x
+                for x in walk(other if finding.only_rank_zero else zero)
+                if isinstance(x, Exit) and x.guard is not None
             ]
             findings.append(finding)
         return findings
+
+    @staticmethod
+    def _difference(a, b, i: int, j: int, left_ops: list[Op], right_ops: list[Op]) -> Finding:
+        """An extra collective on one side, or two sides calling different collectives here."""
+        later_a = {t.key for t in a[i:]}
+        later_b = {t.key for t in b[j:]}
+        theirs = [t.item for t in b[j:] if isinstance(t.item, Op)][:1]
+        mine = [t.item for t in a[i:] if isinstance(t.item, Op)][:1]
+        if (
+            left_ops
+            and (right_ops or any(op.name in later_b for op in left_ops))
+            and theirs
+            and theirs[0].name != left_ops[0].name
+        ):
+            op = left_ops[0]
+            return Finding("DDP005", "order", op.facts, op.site, [op], other_ops=theirs, only_rank_zero=True)
+        if (
+            right_ops
+            and any(op.name in later_a for op in right_ops)
+            and mine
+            and mine[0].name != right_ops[0].name
+        ):
+            op = mine[0]
+            return Finding(
+                "DDP005", "order", op.facts, op.site, [op], other_ops=[right_ops[0]], only_rank_zero=True
+            )
+        ops = left_ops or right_ops
+        same_site = [op for op in ops if op.site is ops[0].site]
+        return Finding(
+            "DDP005", "rank-only", ops[0].facts, ops[0].site, same_site, only_rank_zero=bool(left_ops)
+        )
 
 
 def _chain_length(finding: Finding) -> int:

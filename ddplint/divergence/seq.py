@@ -34,9 +34,10 @@ class Op:
 
     name: str  # canonical, for comparison: "torch.distributed.all_reduce"
     label: str  # as the user wrote it: "dist.all_reduce"
-    site: cst.CSTNode  # the call in this function that performs or reaches it
-    facts: ModuleFacts  # where `site` is
-    origin: tuple[ModuleFacts, cst.CSTNode]  # the collective call itself, maybe in a callee
+    site: cst.CSTNode = field(repr=False)  # the call in this function that performs or reaches it
+    facts: ModuleFacts = field(repr=False)  # where `site` is
+    # The collective call itself, maybe in a callee.
+    origin: tuple[ModuleFacts, cst.CSTNode] = field(repr=False)
     via: tuple[str, ...] = ()  # functions between `site` and the collective
     guard: Guard | None = None
     # A call of the summarised function's parameter `param`: a collective only when the caller
@@ -45,6 +46,8 @@ class Op:
     # The expression that carries a DDP-wrapped module into this call (`model` in `model(x)` or
     # in `evaluate(model)`): replacing it by `X.module` removes the collective.
     ddp_expr: cst.CSTNode | None = None
+    # The parameter that carried the DDP-wrapped module in, so a caller can point at its argument.
+    from_param: int | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,6 +8,7 @@ class, so a collective two calls down is seen where the chain starts.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -230,6 +231,7 @@ class Simulator:
         if truth is not None:
             arm = body if truth else orelse
             guarded = cond.rank
+            before = dict(self.env)
             if guarded:
                 self.guards.append(Guard(test, self.facts, self._text(test)))
             try:
@@ -238,6 +240,11 @@ class Simulator:
             finally:
                 if guarded:
                     self.guards.pop()
+            if guarded:
+                # What one rank class assigned here and the other did not is a hidden rank flag.
+                for name, value in self.env.items():
+                    if before.get(name) is not value:
+                        self.env[name] = _with_rank(value)
             return
         then_seq, then_env, then_falls = self.sub(body.body if isinstance(body, cst.IndentedBlock) else body)
         if orelse is None:
@@ -412,7 +419,9 @@ class Simulator:
             cond = self.eval(node.test)
             truth = cond.truth()
             if truth is not None:
-                return self.eval(node.body if truth else node.orelse)
+                value = self.eval(node.body if truth else node.orelse)
+                # `x if rank == 0 else None` is a hidden rank flag: None-ness follows the rank.
+                return _with_rank(value) if cond.rank else value
             return taint(join(self.eval(node.body), self.eval(node.orelse)), cond)
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
             values = [self.eval(e.value) for e in node.elements]
@@ -610,7 +619,8 @@ class Simulator:
             if handled is not None:
                 return handled
         if callee_value is not None and callee_value.tag == "ddp":
-            self._op("ddp.forward", label, node, what="DDP forward", ddp_expr=func)
+            source = next(iter(callee_value.deps)) if len(callee_value.deps) == 1 else None
+            self._op("ddp.forward", label, node, ddp_expr=func, from_param=source)
             return combine(args)
         if self._is_bare_param(func, callee_value):
             (param,) = callee_value.deps
@@ -687,8 +697,17 @@ class Simulator:
             return False
         return any("Lightning" in (dotted_name(base.value) or "") for base in node.bases)
 
-    def _op(self, name, label, node, *, what: str | None = None, ddp_expr=None) -> None:
-        op = Op(name, label, node, self.facts, (self.facts, node), guard=self._guard(), ddp_expr=ddp_expr)
+    def _op(self, name, label, node, *, what: str | None = None, ddp_expr=None, from_param=None) -> None:
+        op = Op(
+            name,
+            label,
+            node,
+            self.facts,
+            (self.facts, node),
+            guard=self._guard(),
+            ddp_expr=ddp_expr,
+            from_param=from_param,
+        )
         if self.split_barrier:
             self.split_findings.append((op, self.split_barrier[-1]))
         self.emit(op)
@@ -723,60 +742,38 @@ class Simulator:
         return ret
 
     def _rebase(self, seq: Seq, site, name: str, bound, arg_nodes) -> Seq:
-        """A callee's sequence as seen from this call: ops now sit at `site`."""
+        """A callee's sequence as seen from this call: its ops now sit at `site`."""
         out = []
         for item in strip_exits(seq, frozenset({"return"})):
             if isinstance(item, Op):
-                if item.param is not None:
-                    value = bound[item.param] if item.param < len(bound) else None
-                    if value is None or value.tag != "ddp":
-                        if value is not None and value.kind is Kind.UNIFORM and len(value.deps) == 1:
-                            (mine,) = value.deps
-                            out.append(
-                                Op(
-                                    "param",
-                                    item.label,
-                                    site,
-                                    self.facts,
-                                    item.origin,
-                                    (name, *item.via),
-                                    self._guard(),
-                                    param=mine,
-                                    ddp_expr=arg_nodes[item.param],
-                                )
-                            )
-                        continue
-                    out.append(
-                        Op(
-                            "ddp.forward",
-                            item.label,
-                            site,
-                            self.facts,
-                            item.origin,
-                            (name, *item.via),
-                            self._guard(),
-                            ddp_expr=arg_nodes[item.param],
-                        )
-                    )
-                    continue
-                out.append(
-                    Op(item.name, item.label, site, self.facts, item.origin, (name, *item.via), self._guard())
-                )
+                op = self._rebase_op(item, site, name, bound, arg_nodes)
+                if op is not None:
+                    out.append(op)
             elif isinstance(item, Choice):
                 arms = tuple(self._rebase(arm, site, name, bound, arg_nodes) for arm in item.arms)
-                out.append(Choice(item.node, item.test, item.facts, item.cond, arms))
+                out.append(replace(item, arms=arms))
             elif isinstance(item, Loop):
-                out.append(
-                    Loop(
-                        item.node,
-                        item.facts,
-                        self._rebase(item.body, site, name, bound, arg_nodes),
-                        item.cond,
-                    )
-                )
+                out.append(replace(item, body=self._rebase(item.body, site, name, bound, arg_nodes)))
             else:
                 out.append(item)
         return tuple(out)
+
+    def _rebase_op(self, op: Op, site, name: str, bound, arg_nodes) -> Op | None:
+        moved = replace(op, site=site, facts=self.facts, via=(name, *op.via), guard=self._guard())
+        # Which of the callee's parameters the op depends on, and what this call passed there.
+        index = op.param if op.param is not None else op.from_param
+        if index is None:
+            return replace(moved, ddp_expr=None)
+        value = bound[index] if index < len(bound) else None
+        arg = arg_nodes[index] if index < len(arg_nodes) else None
+        mine = next(iter(value.deps)) if value is not None and len(value.deps) == 1 else None
+        if op.param is None:  # a DDP forward through a parameter the caller filled
+            return replace(moved, ddp_expr=arg, from_param=mine)
+        if value is not None and value.tag == "ddp":  # the placeholder resolves: a DDP forward
+            return replace(moved, name="ddp.forward", param=None, ddp_expr=arg, from_param=mine)
+        if value is not None and value.kind is Kind.UNIFORM and mine is not None:
+            return replace(moved, param=mine, ddp_expr=arg)  # still unknown: ask our caller
+        return None  # not a DDP-wrapped module: no collective
 
     # Helpers -----------------------------------------------------------------------------
 

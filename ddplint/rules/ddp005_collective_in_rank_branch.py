@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddplint.diagnostics import Applicability
+from ddplint.diagnostics import Applicability, Edit
 from ddplint.divergence.analysis import Finding, op_label, ops_label
 from ddplint.divergence.seq import Op
 from ddplint.names import dotted_name
@@ -122,27 +122,25 @@ def _hoist(ctx: Context, op: Op):
     first, last = body.body[0], body.body[-1]
     if not _arguments_defined_before(op.site, body, statement):
         return None
-    code = facts.code(statement)
     source = facts.source
-    branch_start, branch_end = facts.span(branch)
-    if len(body.body) == 1:
-        return ctx.fix(f"Call `{code}` on every rank", ctx.replace(branch, code))
     start, end = _line_span(source.text, *facts.span(statement))
-    indent = source.line_text(source.location(branch_start)[0])[: source.location(branch_start)[1] - 1]
+    # The statement moves with its trailing comment: a fix never drops text.
+    code = source.text[facts.span(statement)[0] : end].rstrip("\r\n")
+    call = facts.code(op.site)
+    branch_start, _ = facts.span(branch)
+    row, column = source.location(branch_start)
+    indent = source.line_text(row)[: column - 1]
+    if len(body.body) == 1:
+        return ctx.fix(f"Call `{call}` on every rank", ctx.replace(branch, code))
     if statement is last:
-        insert = f"{source.newline}{indent}{code}"
-        from ddplint.diagnostics import Edit
-
         return ctx.fix(
-            f"Call `{code}` on every rank, after the branch",
+            f"Call `{call}` on every rank, after the branch",
             Edit(start, end, ""),
-            Edit(branch_end, branch_end, insert),
+            Edit(end, end, f"{indent}{code}{source.newline}"),
         )
     if statement is first:
-        from ddplint.diagnostics import Edit
-
         return ctx.fix(
-            f"Call `{code}` on every rank, before the branch",
+            f"Call `{call}` on every rank, before the branch",
             Edit(start, end, ""),
             Edit(branch_start, branch_start, f"{code}{source.newline}{indent}"),
         )
