@@ -101,7 +101,6 @@ UNIFORM_CALLS = frozenset(
         "torch.distributed.get_backend",
         "torch.cuda.device_count",
         "torch.cuda.is_available",
-        "len",
     }
 )
 

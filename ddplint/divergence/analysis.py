@@ -59,19 +59,40 @@ class Analysis:
         self._running: set[tuple] = set()
         self._globals: dict[tuple, Val | None] = {}
         self._findings: dict[str, list[Finding]] | None = None
-        self._distributed: bool | None = None
+        self._distributed: set[str] | None = None
 
     # Facts the simulator asks for -----------------------------------------------------------
 
-    @property
-    def distributed(self) -> bool:
-        """Does the project wrap a model for data parallelism (so `backward()` all-reduces)?"""
+    def distributed(self, facts: ModuleFacts) -> bool:
+        """Is this module part of a program that wraps a model for data parallelism?
+
+        Then `backward()` all-reduces gradients. True for a module that wraps (DDP, FSDP,
+        DeepSpeed, accelerate) and for every project module it imports, directly or not.
+        """
         if self._distributed is None:
             wrappers = cat.DDP_WRAPPERS | cat.DISTRIBUTED_ENGINES
-            self._distributed = any(
-                call.name in wrappers for facts in self.project.files.values() for call in facts.all_calls()
-            )
-        return self._distributed
+            files = self.project.files.values()
+            todo = [f for f in files if any(call.name in wrappers for call in f.all_calls())]
+            reached: set[str] = set()
+            while todo:
+                module = todo.pop()
+                if module.filename in reached:
+                    continue
+                reached.add(module.filename)
+                todo.extend(self._imported(module))
+            self._distributed = reached
+        return facts.filename in self._distributed
+
+    def _imported(self, facts: ModuleFacts) -> list[ModuleFacts]:
+        found = []
+        for target in facts.imports.aliases.values():
+            parts = target.split(".")
+            for cut in range(len(parts), 0, -1):
+                module = self.project.modules.get(".".join(parts[:cut]))
+                if module is not None:
+                    found.append(module)
+                    break
+        return found
 
     def is_collective(self, qualified: str) -> bool:
         return (
@@ -263,7 +284,8 @@ def _chain_length(finding: Finding) -> int:
     return min((len(op.via) for op in finding.ops), default=0)
 
 
-def _divergent_choices(seq: Seq, in_loop: bool = False) -> list[Finding]:
+def _divergent_choices(seq: Seq, in_loop: list[Op] | None = None) -> list[Finding]:
+    """`in_loop`: the collectives of the innermost enclosing loop, when it has any."""
     """Choices some ranks take one way and others another, whose arms run different collectives."""
     found: list[Finding] = []
     for item in seq:
@@ -281,13 +303,17 @@ def _divergent_choices(seq: Seq, in_loop: bool = False) -> list[Finding]:
                 ops = [op for op in walk(item.body) if isinstance(op, Op) and op.param is None]
                 test = getattr(item.node, "test", item.node)
                 found.append(Finding(code, "loop", item.facts, test, ops, cond=item.cond))
-            found.extend(_divergent_choices(item.body, body_ops))
+            found.extend(_divergent_choices(item.body, _loop_ops(item) if body_ops else None))
     return found
 
 
-def _choice_finding(choice: Choice, in_loop: bool) -> Finding | None:
-    left = linearize(choice.arms[0], stop_matters=in_loop, ignore_params=True)
-    right = linearize(choice.arms[1], stop_matters=in_loop, ignore_params=True)
+def _loop_ops(loop: Loop) -> list[Op]:
+    return [op for op in walk(loop.body) if isinstance(op, Op) and op.param is None]
+
+
+def _choice_finding(choice: Choice, in_loop: list[Op] | None) -> Finding | None:
+    left = linearize(choice.arms[0], stop_matters=bool(in_loop), ignore_params=True)
+    right = linearize(choice.arms[1], stop_matters=bool(in_loop), ignore_params=True)
     keys_l, keys_r = [t.key for t in left], [t.key for t in right]
     if keys_l == keys_r:
         return None
@@ -309,6 +335,8 @@ def _choice_finding(choice: Choice, in_loop: bool) -> Finding | None:
     skipped = _skipped_ops(left, right)
     if exits:
         exit_item = exits[0]
+        if exit_item.kind in ("break", "return") and in_loop:
+            skipped = in_loop  # every later iteration is skipped too
         return Finding(
             code,
             "exit",

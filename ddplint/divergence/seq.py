@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 class Guard:
     """A rank condition decided differently for the two classes (`if rank == 0:`)."""
 
-    node: cst.CSTNode  # the condition expression
-    facts: ModuleFacts
+    node: cst.CSTNode = field(repr=False)  # the condition expression
+    facts: ModuleFacts = field(repr=False)
     text: str
 
 
@@ -45,7 +45,7 @@ class Op:
     param: int | None = None
     # The expression that carries a DDP-wrapped module into this call (`model` in `model(x)` or
     # in `evaluate(model)`): replacing it by `X.module` removes the collective.
-    ddp_expr: cst.CSTNode | None = None
+    ddp_expr: cst.CSTNode | None = field(default=None, repr=False)
     # The parameter that carried the DDP-wrapped module in, so a caller can point at its argument.
     from_param: int | None = None
 
@@ -53,26 +53,33 @@ class Op:
 @dataclass(frozen=True, eq=False)
 class Exit:
     kind: str  # "continue", "break", "return", or "abort" (sys.exit, raise: ends the job)
-    node: cst.CSTNode
-    facts: ModuleFacts
+    node: cst.CSTNode = field(repr=False)
+    facts: ModuleFacts = field(repr=False)
     guard: Guard | None = None
+    # A callee's `return` seen from its caller: it ends the callee, not the caller's flow, but
+    # stays visible so a finding can point at it.
+    inlined: bool = False
+
+    @property
+    def terminal(self) -> bool:
+        return not self.inlined
 
 
 @dataclass(frozen=True, eq=False)
 class Choice:
     """A branch both arms of which some rank may take: the condition is not decided here."""
 
-    node: cst.CSTNode  # the if/while/try statement (or IfExp)
-    test: cst.CSTNode | None
-    facts: ModuleFacts
+    node: cst.CSTNode = field(repr=False)  # the if/while/match statement
+    test: cst.CSTNode | None = field(repr=False)
+    facts: ModuleFacts = field(repr=False)
     cond: Val
     arms: tuple[Seq, Seq]
 
 
 @dataclass(frozen=True, eq=False)
 class Loop:
-    node: cst.CSTNode
-    facts: ModuleFacts
+    node: cst.CSTNode = field(repr=False)
+    facts: ModuleFacts = field(repr=False)
     body: Seq
     # Divergent when ranks may run different numbers of iterations (`while not done:`).
     cond: Val | None = None
@@ -86,7 +93,7 @@ def may_exit(seq: Seq) -> bool:
     if not seq:
         return False
     last = seq[-1]
-    if isinstance(last, Exit):
+    if isinstance(last, Exit) and last.terminal:
         return True
     return isinstance(last, Choice) and any(may_exit(arm) for arm in last.arms)
 
@@ -95,7 +102,7 @@ def falls_through(seq: Seq) -> bool:
     if not seq:
         return True
     last = seq[-1]
-    if isinstance(last, Exit):
+    if isinstance(last, Exit) and last.terminal:
         return False
     if isinstance(last, Choice):
         return any(falls_through(arm) for arm in last.arms)
@@ -109,7 +116,7 @@ def append(first: Seq, rest: Seq) -> Seq:
     if not first:
         return rest
     last = first[-1]
-    if isinstance(last, Exit):
+    if isinstance(last, Exit) and last.terminal:
         return first
     if isinstance(last, Choice) and may_exit((last,)):
         arms = tuple(append(arm, rest) for arm in last.arms)
@@ -117,14 +124,14 @@ def append(first: Seq, rest: Seq) -> Seq:
     return first + rest
 
 
-def strip_exits(seq: Seq, kinds: frozenset[str]) -> Seq:
-    """Remove exits of `kinds` (a callee's `return` ends the callee, not its caller)."""
+def end_of_callee(seq: Seq) -> Seq:
+    """A callee's sequence for its caller: its `return`s end the callee, not the caller."""
     out = []
     for item in seq:
-        if isinstance(item, Exit) and item.kind in kinds:
-            continue
-        if isinstance(item, Choice):
-            item = replace(item, arms=tuple(strip_exits(arm, kinds) for arm in item.arms))
+        if isinstance(item, Exit) and item.kind == "return":
+            item = replace(item, inlined=True)
+        elif isinstance(item, Choice):
+            item = replace(item, arms=tuple(end_of_callee(arm) for arm in item.arms))
         out.append(item)
     return tuple(out)
 
@@ -169,7 +176,7 @@ class Linearizer:
                         self.tokens.append(Token(("param", item.param), item))
                 else:
                     self.tokens.append(Token(item.name, item))
-            elif isinstance(item, Exit):
+            elif isinstance(item, Exit) and item.terminal:
                 if item.kind == "abort":
                     self.tokens.append(Token("!", item))
                 elif item.kind in ("break", "return") and stop_matters:

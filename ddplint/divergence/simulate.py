@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddplint import catalogue as cat
-from ddplint.divergence.seq import Choice, Exit, Guard, Loop, Op, Seq, append, falls_through, strip_exits
+from ddplint.divergence.seq import Choice, Exit, Guard, Loop, Op, Seq, append, end_of_callee, falls_through
 from ddplint.divergence.values import (
     NONE,
     UNIFORM,
@@ -294,10 +294,15 @@ class Simulator:
 
     def while_stmt(self, node: cst.While) -> None:
         cond = self.eval(node.test)
-        truth = cond.truth()
-        if truth is False:
+        if cond.truth() is False:
             return
-        self._loop(node, node.body, cond if cond.divergent else None)
+        self._loop(node, node.body, cond)
+        # The test runs again after every iteration: with what the body assigned, too.
+        again = self.eval(node.test)
+        loop = self.seq[-1] if self.seq and isinstance(self.seq[-1], Loop) else None
+        if loop is not None and loop.node is node:
+            divergent = cond if cond.divergent else again if again.divergent else None
+            self.seq = (*self.seq[:-1], replace(loop, cond=divergent))
         if node.orelse is not None:
             self.suite(node.orelse.body)
 
@@ -665,7 +670,7 @@ class Simulator:
             if tag == "accelerator" or tag == "deepspeed":
                 self._op(f"{tag}.backward", label, node, what="gradient all-reduce")
                 return UNIFORM
-            if self.analysis.distributed and not self.no_sync:
+            if self.analysis.distributed(self.facts) and not self.no_sync:
                 self._op("backward", label, node, what="DDP gradient all-reduce")
             return UNIFORM
         if tag == "accelerator" and method in cat.ACCELERATE_COLLECTIVES:
@@ -744,7 +749,7 @@ class Simulator:
     def _rebase(self, seq: Seq, site, name: str, bound, arg_nodes) -> Seq:
         """A callee's sequence as seen from this call: its ops now sit at `site`."""
         out = []
-        for item in strip_exits(seq, frozenset({"return"})):
+        for item in end_of_callee(seq):
             if isinstance(item, Op):
                 op = self._rebase_op(item, site, name, bound, arg_nodes)
                 if op is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddplint.catalogue import DDP_WRAPPERS
 from ddplint.diagnostics import Applicability
 from ddplint.divergence.analysis import Finding, ops_label
 from ddplint.names import dotted_name
@@ -32,9 +33,10 @@ def describe(finding: Finding) -> str:
     skipped = ops_label(finding.ops)
     cond_node = finding.choice.test if finding.choice is not None else finding.node
     text = _text(finding.facts, cond_node)
+    cond = f"`{text}` ({_where(finding.facts, cond_node)})"
     origin = finding.cond.origin if finding.cond is not None else None
-    depends = f"; it depends on {origin}" if origin and text not in origin else ""
-    cond = f"`{text}` ({_where(finding.facts, cond_node)}, a data-dependent condition{depends})"
+    why = f"it depends on {origin}" if origin and text not in origin else "it depends on per-rank data"
+    it = "them" if len(finding.ops) > 1 else "it"
     if finding.kind == "exit" and finding.exit is not None:
         kind = finding.exit.kind
         if kind == "continue":
@@ -43,15 +45,19 @@ def describe(finding: Finding) -> str:
             effect = f"ends the loop on this rank only, skipping {skipped} in every later iteration"
         else:
             effect = f"returns on this rank only, skipping {skipped}"
-        return f"`{kind}` under {cond} {effect}; the other ranks wait in it forever"
+        return (
+            f"`{kind}` under {cond} {effect}: {why}, which can differ between ranks, and the other "
+            f"ranks wait in {it} forever"
+        )
     if finding.kind == "loop":
         return (
-            f"the loop condition {cond} can differ between ranks, and each iteration calls "
+            f"the loop condition {cond} can differ between ranks ({why}), and each iteration calls "
             f"{skipped}: ranks that loop fewer times leave the others waiting forever"
         )
+    verb = "run" if len(finding.ops) > 1 else "runs"
     return (
-        f"{skipped} runs only when {cond} holds, which can differ between ranks; a rank that "
-        f"skips it leaves the others waiting forever"
+        f"{skipped} {verb} only when {cond} holds: {why}, which can differ between ranks, and a "
+        f"rank that skips {it} leaves the others waiting forever"
     )
 
 
@@ -142,6 +148,10 @@ def _device(facts, test: cst.BaseExpression) -> str | None:
     for scope in facts.scopes:
         if "device" in scope.assignments or "device" in scope.params:
             return "device"
+    # Else the device of the DDP-wrapped model the loop trains.
+    for call in facts.all_calls():
+        if call.name in DDP_WRAPPERS and call.target is not None:
+            return f"next({call.target}.parameters()).device"
     return None
 
 
