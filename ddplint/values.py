@@ -47,6 +47,10 @@ def nullness(facts: ModuleFacts, scope: Scope, node: cst.BaseExpression, depth: 
         return kinds.pop() if len(kinds) == 1 else Nullness.MAYBE
     if isinstance(node, cst.BooleanOperation):
         return Nullness.MAYBE
+    if isinstance(node, cst.Call):
+        # A class builds an object; a function (`get_sampler(ds)`) may return None.
+        called = dotted_name(node.func)
+        return Nullness.NEVER if called and called.rsplit(".", 1)[-1][:1].isupper() else Nullness.MAYBE
     return Nullness.NEVER
 
 

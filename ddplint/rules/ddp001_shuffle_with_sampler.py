@@ -5,11 +5,20 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.diagnostics import Applicability
+from ddplint.facts import Scope
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context, Rule
-from ddplint.values import Nullness, literal_bool, nullness
+from ddplint.signatures import BoundArgs
+from ddplint.values import Nullness, is_none, literal_bool, nullness
 
 DATALOADER = "torch.utils.data.DataLoader"
+# What `DataLoader.__init__` raises, word for word (torch 2.13).
+_EXCLUSIVE = {
+    "sampler": "sampler option is mutually exclusive with shuffle",
+    "batch_sampler": (
+        "batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last"
+    ),
+}
 
 
 class ShuffleWithSampler(Rule):
@@ -37,7 +46,7 @@ class ShuffleWithSampler(Rule):
                     break
             batch_sampler = bound.get("batch_sampler")
             if batch_sampler is not None and nullness(facts, call.scope, batch_sampler) is not Nullness.NONE:
-                self._batch_sampler_conflicts(ctx, bound)
+                self._batch_sampler_conflicts(ctx, call.scope, bound, batch_sampler)
 
     def _shuffle(
         self,
@@ -52,7 +61,7 @@ class ShuffleWithSampler(Rule):
         when = "" if state is Nullness.NEVER else f" whenever `{spelled}` is not None"
         message = (
             f"`DataLoader` is given `shuffle=True` and `{option}={spelled}`: it raises "
-            f"`ValueError: {option} option is mutually exclusive with shuffle` at construction{when}"
+            f"`ValueError: {_EXCLUSIVE[option]}` at construction{when}"
         )
         help = "the sampler decides the order (`DistributedSampler` shuffles by default)"
         fix = None
@@ -73,13 +82,21 @@ class ShuffleWithSampler(Rule):
             help += f"; pass `shuffle=({spelled} is None)`"
         ctx.report(shuffle, message, fix=fix, help=help)
 
-    def _batch_sampler_conflicts(self, ctx: Context, bound) -> None:
-        for option, allowed in (("batch_size", "1"), ("drop_last", "False")):
+    def _batch_sampler_conflicts(
+        self, ctx: Context, scope: Scope, bound: BoundArgs, batch_sampler: cst.BaseExpression
+    ) -> None:
+        # Only literals: a `batch_size=batch_size` passed through may well be 1.
+        when = ""
+        if nullness(ctx.facts, scope, batch_sampler) is not Nullness.NEVER:
+            when = f" whenever `{ctx.facts.code(batch_sampler)}` is not None"
+        for option in ("batch_size", "drop_last"):
             arg = bound.arg(option)
             if arg is None:
                 continue
             value = arg.value
-            if isinstance(value, (cst.Integer, cst.Name)) and value.value == allowed:
+            if option == "batch_size" and not (
+                (isinstance(value, cst.Integer) and value.value != "1") or is_none(value)
+            ):
                 continue
             if option == "drop_last" and literal_bool(value) is not True:
                 continue
@@ -87,7 +104,6 @@ class ShuffleWithSampler(Rule):
             ctx.report(
                 arg,
                 f"`DataLoader` is given `batch_sampler=` and `{option}={spelled}`: it raises "
-                f"`ValueError: batch_sampler option is mutually exclusive with batch_size, "
-                f"shuffle, sampler, and drop_last` at construction",
+                f"`ValueError: {_EXCLUSIVE['batch_sampler']}` at construction{when}",
                 help=f"set `{option}` on the batch sampler itself and remove it here",
             )
