@@ -6,7 +6,7 @@ from enum import Enum
 
 import libcst as cst
 
-from ddplint.facts import ModuleFacts, Scope
+from ddplint.facts import ModuleFacts, Scope, child_nodes
 from ddplint.names import dotted_name
 
 
@@ -72,3 +72,59 @@ def constructed_by(
         if value is not node:
             found.extend(constructed_by(facts, scope, value, qualname, depth + 1))
     return found
+
+
+def name_nullness(facts: ModuleFacts, scope: Scope, dotted: str) -> Nullness:
+    """Nullness of a local name or `self.attr` from every value assigned to it."""
+    values = facts.values_of(scope, dotted)
+    if not values:
+        return Nullness.MAYBE
+    kinds = {nullness(facts, scope, value) for value in values}
+    return kinds.pop() if len(kinds) == 1 else Nullness.MAYBE
+
+
+def _own_statements(scope: Scope):
+    """Small statements of a function body, not descending into nested functions or classes."""
+    node = scope.node
+    stack = list(node.body.body) if isinstance(node, cst.FunctionDef) else list(node.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from stmt.body
+        elif isinstance(stmt, cst.BaseSmallStatement):
+            yield stmt
+        else:
+            stack.extend(_nested_statements(stmt))
+
+
+# Parts of compound statements that hold a block of their own.
+_CLAUSES = (cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
+
+
+def _nested_statements(stmt: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    for child in child_nodes(stmt):
+        if isinstance(child, cst.BaseSuite):
+            out.extend(child.body)
+        elif isinstance(child, (cst.BaseCompoundStatement, cst.SimpleStatementLine)):
+            out.append(child)
+        elif isinstance(child, _CLAUSES):
+            out.extend(child.body.body)
+    return out
+
+
+def returned_values(scope: Scope) -> list[cst.BaseExpression]:
+    """The expressions a function returns (`return x`), in no particular order."""
+    if not isinstance(scope.node, cst.FunctionDef):
+        return []
+    return [s.value for s in _own_statements(scope) if isinstance(s, cst.Return) and s.value is not None]
+
+
+def assignment_target(scope: Scope, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The target of the single-target assignment `target = value` in this scope, if any."""
+    for stmt in _own_statements(scope):
+        if isinstance(stmt, cst.Assign) and stmt.value is value and len(stmt.targets) == 1:
+            return stmt.targets[0].target
+    return None

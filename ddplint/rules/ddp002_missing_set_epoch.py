@@ -2,6 +2,10 @@
 
 The sampler seeds its permutation with `seed + epoch`; `epoch` stays 0 until `set_epoch` is
 called, so every epoch repeats the first epoch's order. Ranks still agree with each other.
+
+The sampler is followed from where it is built: into the loader built from it, into functions
+that receive either (through their parameters, or `self`), and back out of functions that return
+either (`loader = build_loader(ds)`, `loader, sampler = build(ds)`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,13 @@ from ddplint.facts import CallSite, Loop, ModuleFacts, Scope
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context, Rule
 from ddplint.signatures import bind
-from ddplint.values import literal_bool
+from ddplint.values import (
+    Nullness,
+    assignment_target,
+    literal_bool,
+    name_nullness,
+    returned_values,
+)
 
 SAMPLER = "torch.utils.data.DistributedSampler"
 DATALOADER = "torch.utils.data.DataLoader"
@@ -24,13 +34,25 @@ MAX_DEPTH = 4
 
 @dataclass(frozen=True)
 class _Names:
-    """How one function spells the sampler and its loader (locals, parameters, `self.x`)."""
+    """How one function refers to the sampler and its loader: names (locals, parameters,
+    `self.x`) and expressions (`DataLoader(...)` passed on without a name)."""
 
-    samplers: frozenset[str]
-    loaders: frozenset[str]
+    samplers: frozenset[str] = frozenset()
+    loaders: frozenset[str] = frozenset()
+    loader_nodes: frozenset[cst.CSTNode] = frozenset()
+    sampler_nodes: frozenset[cst.CSTNode] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self.samplers or self.loaders)
+        return bool(self.samplers or self.loaders or self.loader_nodes or self.sampler_nodes)
+
+    def role(self, expr: cst.BaseExpression) -> str | None:
+        """ "sampler" or "loader" when `expr` is one of them, else None."""
+        name = dotted_name(expr)
+        if expr in self.sampler_nodes or (name is not None and name in self.samplers):
+            return "sampler"
+        if expr in self.loader_nodes or (name is not None and name in self.loaders):
+            return "loader"
+        return None
 
 
 @dataclass
@@ -52,35 +74,33 @@ class MissingSetEpoch(Rule):
         for call in facts.all_calls():
             if call.name != SAMPLER or not _shuffles(call):
                 continue
-            names = self._names_for(facts, call)
-            if not names:
-                continue
-            unset = self._epoch_loops_without_set_epoch(ctx, facts, call.scope, names)
+            samplers = frozenset({call.target} if call.target else ())
+            names = _with_loaders(facts, call.scope, _Names(samplers, sampler_nodes=frozenset({call.node})))
+            found: list[_EpochLoop] = []
+            self._follow(ctx, facts, call.scope, names, found, depth=0)
+            unset = [epoch for epoch in found if not _reseeded_each_epoch(call, epoch)]
             if unset:
                 self._report(ctx, call, unset[0])
 
-    def _names_for(self, facts: ModuleFacts, sampler: CallSite) -> _Names:
-        samplers = {sampler.target} if sampler.target else set()
-        loaders = set()
-        for call in facts.all_calls():
-            if call.name != DATALOADER or call.target is None:
-                continue
-            value = call.bound().get("sampler")
-            if value is sampler.node or (value is not None and dotted_name(value) in samplers):
-                loaders.add(call.target)
-        return _Names(frozenset(samplers), frozenset(loaders))
+    def _follow(
+        self, ctx: Context, facts: ModuleFacts, scope: Scope, names: _Names, found: list, depth: int
+    ) -> None:
+        """Epoch loops reached from `scope`, then from the callers of `scope` that take its result."""
+        self._epoch_loops_without_set_epoch(ctx, facts, scope, names, found)
+        if depth >= 2:
+            return
+        for caller_facts, caller_scope, caller_names in _callers_receiving(ctx, facts, scope, names):
+            self._follow(ctx, caller_facts, caller_scope, caller_names, found, depth + 1)
 
     def _epoch_loops_without_set_epoch(
-        self, ctx: Context, facts: ModuleFacts, scope: Scope, names: _Names
-    ) -> list[_EpochLoop]:
-        found: list[_EpochLoop] = []
-        seen: set[tuple[int, _Names]] = set()
+        self, ctx: Context, facts: ModuleFacts, scope: Scope, names: _Names, found: list
+    ) -> None:
+        seen: set[tuple[int, _Names, int]] = set()
         scopes = [scope]
         if any(n.startswith("self.") for n in names.samplers | names.loaders):
             scopes = [s for s in facts.scopes if s.class_name == scope.class_name]
         for start in scopes:
             self._explore(ctx, facts, start, names, None, 0, seen, found)
-        return found
 
     def _explore(
         self,
@@ -98,10 +118,10 @@ class MissingSetEpoch(Rule):
             return
         seen.add(key)
         for loop in scope.loops:
-            if loop.iter is None or not _mentions(loop.iter, names.loaders):
+            if loop.iter is None or not _iterates(loop.iter, names):
                 continue
             epoch = _EpochLoop(facts, scope, loop.parent, names) if loop.parent else outer
-            if epoch is not None and not self._sets_epoch(ctx, epoch):
+            if epoch is not None and not _sets_epoch(ctx, epoch):
                 found.append(epoch)
         for call in scope.calls:
             target = ctx.project.resolve_call(facts, call)
@@ -114,27 +134,21 @@ class MissingSetEpoch(Rule):
             context = _EpochLoop(facts, scope, call.loop, names) if call.loop else outer
             self._explore(ctx, callee_facts, callee, mapped, context, depth + 1, seen, found)
 
-    def _sets_epoch(self, ctx: Context, epoch: _EpochLoop) -> bool:
-        calls = [c for c in epoch.scope.calls if epoch.loop.encloses(c.loop)]
-        visited: set[int] = set()
-        return any(_reaches_set_epoch(ctx, epoch.facts, c, visited, 0) for c in calls)
-
     def _report(self, ctx: Context, sampler: CallSite, epoch: _EpochLoop) -> None:
         facts = ctx.facts
-        spelled = sampler.target or "the sampler"
+        spelled = f"`{sampler.target}` " if sampler.target else ""
         where = f"{epoch.facts.path.name}:{epoch.facts.line_of(epoch.loop.node)}"
         message = (
-            f"`DistributedSampler` `{spelled}` shuffles, but nothing calls `set_epoch` in the "
+            f"`DistributedSampler` {spelled}shuffles, but nothing calls `set_epoch` in the "
             f"epoch loop ({where}): every epoch repeats the same permutation (ranks still agree "
             f"with each other; the model sees one fixed order)"
         )
         fix = None
         statement = _epoch_fix_target(epoch)
         if statement is not None and epoch.facts is facts:
-            receiver = _receiver_in(epoch)
-            if receiver is not None:
-                line = f"{receiver}.set_epoch({epoch.loop.target})"
-                fix = ctx.fix(f"Insert `{line}`", ctx.insert_before(statement, line))
+            call = _set_epoch_call(epoch, may_be_none=_may_be_none(facts, sampler))
+            if call is not None:
+                fix = ctx.fix(f"Insert `{call.splitlines()[-1].strip()}`", ctx.insert_before(statement, call))
         ctx.report(
             sampler.node,
             message,
@@ -151,17 +165,37 @@ def _shuffles(call: CallSite) -> bool:
     return shuffle is None or literal_bool(shuffle) is True
 
 
-def _mentions(expr: cst.BaseExpression, names: frozenset[str]) -> bool:
-    """`expr` iterates one of `names`, directly or wrapped (`enumerate(x)`, `tqdm(x)`, ...)."""
-    if not names:
+def _with_loaders(facts: ModuleFacts, scope: Scope, names: _Names) -> _Names:
+    """Add the loaders built in `scope` (or its class, for `self.` names) from the sampler."""
+    loaders, loader_nodes = set(names.loaders), set(names.loader_nodes)
+    for call in facts.all_calls():
+        if call.name != DATALOADER:
+            continue
+        value = call.bound().get("sampler")
+        if value is None or names.role(value) != "sampler":
+            continue
+        spelled = dotted_name(value) or ""
+        # `self.sampler` is shared by the class's methods; a plain name only within one function.
+        shared = spelled.startswith("self.") and call.scope.class_name == scope.class_name
+        if call.scope is not scope and not shared:
+            continue
+        if call.target is not None:
+            loaders.add(call.target)
+        else:
+            loader_nodes.add(call.node)
+    return _Names(names.samplers, frozenset(loaders), frozenset(loader_nodes), names.sampler_nodes)
+
+
+def _iterates(expr: cst.BaseExpression, names: _Names) -> bool:
+    """`expr` iterates the loader, directly or wrapped (`enumerate(x)`, `tqdm(x)`, ...)."""
+    if names.role(expr) == "loader":
+        return True
+    if dotted_name(expr) is not None:
         return False
-    name = dotted_name(expr)
-    if name is not None:
-        return name in names
     if isinstance(expr, cst.Call):
-        return any(_mentions(arg.value, names) for arg in expr.args)
+        return any(_iterates(arg.value, names) for arg in expr.args)
     if isinstance(expr, cst.IfExp):
-        return _mentions(expr.body, names) or _mentions(expr.orelse, names)
+        return _iterates(expr.body, names) or _iterates(expr.orelse, names)
     return False
 
 
@@ -173,15 +207,94 @@ def _map_names(call: CallSite, callee: Scope, names: _Names, *, same_class: bool
     bound = bind(call.node, tuple(params))
     samplers, loaders = set(), set()
     for param, arg in bound.args.items():
-        value = dotted_name(arg.value)
-        if value in names.samplers:
+        role = names.role(arg.value)
+        if role == "sampler":
             samplers.add(param)
-        elif value in names.loaders:
+        elif role == "loader":
             loaders.add(param)
     if same_class:
         samplers |= {n for n in names.samplers if n.startswith("self.")}
         loaders |= {n for n in names.loaders if n.startswith("self.")}
     return _Names(frozenset(samplers), frozenset(loaders))
+
+
+def _callers_receiving(ctx: Context, facts: ModuleFacts, scope: Scope, names: _Names):
+    """(facts, scope, names) for each call of `scope` that keeps what it returns."""
+    roles = _returned_roles(scope, names)
+    if not roles:
+        return
+    for caller_facts in list(ctx.project.modules.values()):
+        for call in caller_facts.all_calls():
+            target = ctx.project.resolve_call(caller_facts, call)
+            if target is None or target[1] is not scope:
+                continue
+            received = _received_names(call, roles)
+            if received:
+                yield caller_facts, call.scope, _with_loaders(caller_facts, call.scope, received)
+
+
+def _returned_roles(scope: Scope, names: _Names) -> dict[int | None, str]:
+    """What the function returns: {None: role} for the whole value, {i: role} for tuple items."""
+    roles: dict[int | None, str] = {}
+    for value in returned_values(scope):
+        role = names.role(value)
+        if role is not None:
+            roles[None] = role
+        elif isinstance(value, cst.Tuple):
+            for index, element in enumerate(value.elements):
+                role = names.role(element.value)
+                if role is not None:
+                    roles[index] = role
+    return roles
+
+
+def _received_names(call: CallSite, roles: dict[int | None, str]) -> _Names:
+    found: dict[str, set[str]] = {"sampler": set(), "loader": set()}
+    nodes: dict[str, set[cst.CSTNode]] = {"sampler": set(), "loader": set()}
+    if None in roles:
+        nodes[roles[None]].add(call.node)  # `for batch in build_loader(ds):`
+        if call.target is not None:
+            found[roles[None]].add(call.target)
+    target = assignment_target(call.scope, call.node)
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for index, element in enumerate(target.elements):
+            name = dotted_name(element.value)
+            if index in roles and name is not None:
+                found[roles[index]].add(name)
+    return _Names(
+        frozenset(found["sampler"]),
+        frozenset(found["loader"]),
+        frozenset(nodes["loader"]),
+        frozenset(nodes["sampler"]),
+    )
+
+
+def _sets_epoch(ctx: Context, epoch: _EpochLoop) -> bool:
+    calls = [c for c in epoch.scope.calls if epoch.loop.encloses(c.loop)]
+    visited: set[int] = set()
+    for call in calls:
+        if call.method == "set_epoch":
+            if not _another_object(epoch, call.receiver):
+                return True
+        elif _reaches_set_epoch(ctx, epoch.facts, call, visited, 0):
+            return True
+    return False
+
+
+def _another_object(epoch: _EpochLoop, receiver: str | None) -> bool:
+    """The receiver of a `set_epoch` call is a different sampler or loader built here."""
+    if receiver is None:
+        return False
+    names = epoch.names
+    if receiver in names.samplers or any(
+        receiver == n or receiver.startswith(n + ".") for n in names.loaders
+    ):
+        return False
+    base = receiver[: -len(".sampler")] if receiver.endswith(".sampler") else receiver
+    values = epoch.facts.values_of(epoch.scope, base)
+    return bool(values) and all(
+        isinstance(v, cst.Call) and epoch.facts.qualname(v.func) in (SAMPLER, DATALOADER) for v in values
+    )
 
 
 def _reaches_set_epoch(
@@ -197,6 +310,20 @@ def _reaches_set_epoch(
     return any(_reaches_set_epoch(ctx, callee_facts, c, visited, depth + 1) for c in callee.calls)
 
 
+def _reseeded_each_epoch(sampler: CallSite, epoch: _EpochLoop) -> bool:
+    """`DistributedSampler(ds, seed=base + epoch)` built inside the epoch loop changes order itself."""
+    if not epoch.loop.encloses(sampler.loop):
+        return False
+    seed = sampler.bound().get("seed")
+    return seed is not None and not isinstance(seed, (cst.Integer, cst.Name))
+
+
+def _may_be_none(facts: ModuleFacts, sampler: CallSite) -> bool:
+    if sampler.target is None:
+        return False
+    return name_nullness(facts, sampler.scope, sampler.target) is not Nullness.NEVER
+
+
 def _epoch_fix_target(epoch: _EpochLoop) -> cst.CSTNode | None:
     node = epoch.loop.node
     if not isinstance(node, cst.For) or epoch.loop.target is None:
@@ -206,9 +333,20 @@ def _epoch_fix_target(epoch: _EpochLoop) -> cst.CSTNode | None:
     return node.body.body[0]
 
 
-def _receiver_in(epoch: _EpochLoop) -> str | None:
+def _set_epoch_call(epoch: _EpochLoop, *, may_be_none: bool) -> str | None:
+    """The statement to insert: `sampler.set_epoch(epoch)`, guarded when the sampler may be None."""
+    call = f"set_epoch({epoch.loop.target})"
     for name in sorted(epoch.names.samplers):
-        return name
+        if not may_be_none:
+            return f"{name}.{call}"
+        statement = epoch.loop.node.body.body[0]
+        facts = epoch.facts
+        row, column = facts.source.location(facts.span(statement)[0])
+        indent = facts.source.line_text(row)[: column - 1]
+        newline, unit = facts.source.newline, facts.tree.default_indent
+        return f"if {name} is not None:{newline}{indent}{unit}{name}.{call}"
+    if may_be_none:
+        return None  # `loader.sampler` is then a plain sampler, without `set_epoch`
     for name in sorted(epoch.names.loaders):
-        return f"{name}.sampler"
+        return f"{name}.sampler.{call}"
     return None
