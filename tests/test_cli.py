@@ -347,7 +347,8 @@ def test_unparsable_files_reported_in_json(with_broken: Path) -> None:
     assert done.returncode == 1
     findings = json.loads(done.stdout)
     by_file = [(f["filename"], f["code"]) for f in findings]
-    assert by_file == [("bad.py", "DDP002"), ("bad.py", "DDP001"), ("broken.py", "E999"), ("latin.py", "E902")]
+    expected = [("bad.py", "DDP002"), ("bad.py", "DDP001"), ("broken.py", "E999"), ("latin.py", "E902")]
+    assert by_file == expected
     broken = next(f for f in findings if f["code"] == "E999")
     assert broken["message"].startswith("cannot parse")
     assert broken["fix"] is None
