@@ -124,4 +124,15 @@ def settings_from_table(table: dict, path: Path) -> Settings:
             settings.exclude = list(value)
         else:
             setattr(settings, attr, list(value))
+    _check_codes(settings, path)
     return settings
+
+
+def _check_codes(settings: Settings, path: Path) -> None:
+    """Name the file when a configured code matches no rule."""
+    from ddplint.selection import enabled_codes  # selection imports this module
+
+    try:
+        enabled_codes(settings)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
