@@ -77,3 +77,31 @@ def test_unknown_rule_exits_2() -> None:
     done = subprocess.run([DDPLINT, "rule", "DDP999"], capture_output=True, text=True, check=False)
     assert done.returncode == 2
     assert "DDP999" in done.stderr
+
+
+def test_wheel_ships_the_rule_pages(tmp_path: Path) -> None:
+    """Installed from a wheel (no source tree beside it), `ddplint rule` still finds every page."""
+    import zipfile
+
+    from hatchling.builders.wheel import WheelBuilder
+
+    root = Path(__file__).resolve().parents[1]
+    wheel = next(iter(WheelBuilder(str(root)).build(directory=str(tmp_path / "dist"), versions=["standard"])))
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    launcher = (
+        "import sys; sys.path.insert(0, sys.argv.pop(1)); import ddplint, ddplint.cli; "
+        "assert ddplint.__file__.startswith(sys.path[0]), ddplint.__file__; "
+        "sys.argv[0] = 'ddplint'; ddplint.cli.main()"
+    )
+    for code in CODES:
+        done = subprocess.run(
+            [sys.executable, "-c", launcher, str(site), "rule", code],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == (root / "rules" / f"{code}.md").read_text(encoding="utf-8")
