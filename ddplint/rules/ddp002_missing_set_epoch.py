@@ -19,13 +19,7 @@ from ddplint.facts import CallSite, Loop, ModuleFacts, Scope
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context, Rule
 from ddplint.signatures import bind
-from ddplint.values import (
-    Nullness,
-    assignment_target,
-    literal_bool,
-    name_nullness,
-    returned_values,
-)
+from ddplint.values import assignment_target, is_none, literal_bool, returned_values
 
 SAMPLER = "torch.utils.data.DistributedSampler"
 DATALOADER = "torch.utils.data.DataLoader"
@@ -146,7 +140,7 @@ class MissingSetEpoch(Rule):
         fix = None
         statement = _epoch_fix_target(epoch)
         if statement is not None and epoch.facts is facts:
-            call = _set_epoch_call(epoch, may_be_none=_may_be_none(facts, sampler))
+            call = _set_epoch_call(epoch, guard=_guard(facts, sampler))
             if call is not None:
                 fix = ctx.fix(f"Insert `{call.splitlines()[-1].strip()}`", ctx.insert_before(statement, call))
         ctx.report(
@@ -318,10 +312,29 @@ def _reseeded_each_epoch(sampler: CallSite, epoch: _EpochLoop) -> bool:
     return seed is not None and not isinstance(seed, (cst.Integer, cst.Name))
 
 
-def _may_be_none(facts: ModuleFacts, sampler: CallSite) -> bool:
+def _guard(facts: ModuleFacts, sampler: CallSite) -> str:
+    """What the name bound to the sampler may hold instead: "" (nothing else), "none", "other"."""
     if sampler.target is None:
-        return False
-    return name_nullness(facts, sampler.scope, sampler.target) is not Nullness.NEVER
+        return ""
+    kinds = {
+        _kind(facts, sampler.scope, value, 0) for value in facts.values_of(sampler.scope, sampler.target)
+    }
+    kinds.discard("sampler")
+    if not kinds:
+        return ""
+    return "none" if kinds == {"none"} else "other"
+
+
+def _kind(facts: ModuleFacts, scope: Scope, value: cst.BaseExpression, depth: int) -> str:
+    if isinstance(value, cst.IfExp) and depth < 5:
+        arms = {_kind(facts, scope, value.body, depth + 1), _kind(facts, scope, value.orelse, depth + 1)}
+        arms.discard("sampler")
+        return arms.pop() if len(arms) == 1 else ("other" if arms else "sampler")
+    if is_none(value):
+        return "none"
+    if isinstance(value, cst.Call) and facts.qualname(value.func) == SAMPLER:
+        return "sampler"
+    return "other"
 
 
 def _epoch_fix_target(epoch: _EpochLoop) -> cst.CSTNode | None:
@@ -333,20 +346,23 @@ def _epoch_fix_target(epoch: _EpochLoop) -> cst.CSTNode | None:
     return node.body.body[0]
 
 
-def _set_epoch_call(epoch: _EpochLoop, *, may_be_none: bool) -> str | None:
-    """The statement to insert: `sampler.set_epoch(epoch)`, guarded when the sampler may be None."""
-    call = f"set_epoch({epoch.loop.target})"
-    for name in sorted(epoch.names.samplers):
-        if not may_be_none:
-            return f"{name}.{call}"
-        statement = epoch.loop.node.body.body[0]
-        facts = epoch.facts
-        row, column = facts.source.location(facts.span(statement)[0])
-        indent = facts.source.line_text(row)[: column - 1]
-        newline, unit = facts.source.newline, facts.tree.default_indent
-        return f"if {name} is not None:{newline}{indent}{unit}{name}.{call}"
-    if may_be_none:
-        return None  # `loader.sampler` is then a plain sampler, without `set_epoch`
-    for name in sorted(epoch.names.loaders):
-        return f"{name}.sampler.{call}"
-    return None
+def _set_epoch_call(epoch: _EpochLoop, *, guard: str) -> str | None:
+    """The statement to insert: `sampler.set_epoch(epoch)`, guarded when the name (or the loader's
+    sampler) may hold something without `set_epoch`: None, or a `RandomSampler` off the distributed path.
+    """
+    names = epoch.names
+    receiver = next(iter(sorted(names.samplers)), None)
+    if receiver is None and names.loaders:
+        receiver = f"{min(names.loaders)}.sampler"
+        guard = "other" if guard else ""  # a loader built with `sampler=None` has a plain sampler
+    if receiver is None:
+        return None
+    call = f"{receiver}.set_epoch({epoch.loop.target})"
+    if not guard:
+        return call
+    test = f"{receiver} is not None" if guard == "none" else f'hasattr({receiver}, "set_epoch")'
+    facts = epoch.facts
+    statement = epoch.loop.node.body.body[0]
+    row, column = facts.source.location(facts.span(statement)[0])
+    indent = facts.source.line_text(row)[: column - 1]
+    return f"if {test}:{facts.source.newline}{indent}{facts.tree.default_indent}{call}"
