@@ -90,11 +90,16 @@ class MissingSetEpoch(Rule):
         self, ctx: Context, facts: ModuleFacts, scope: Scope, names: _Names, found: list
     ) -> None:
         seen: set[tuple[int, _Names, int]] = set()
-        scopes = [scope]
-        if any(n.startswith("self.") for n in names.samplers | names.loaders):
-            scopes = [s for s in facts.scopes if s.class_name == scope.class_name]
-        for start in scopes:
-            self._explore(ctx, facts, start, names, None, 0, seen, found)
+        self._explore(ctx, facts, scope, names, None, 0, seen, found)
+        # Other methods of the class see only the `self.` names, not the locals of this one.
+        shared = _Names(
+            frozenset(n for n in names.samplers if n.startswith("self.")),
+            frozenset(n for n in names.loaders if n.startswith("self.")),
+        )
+        if shared and scope.class_name is not None:
+            for method in facts.scopes:
+                if method.class_name == scope.class_name and method is not scope:
+                    self._explore(ctx, facts, method, shared, None, 0, seen, found)
 
     def _explore(
         self,
