@@ -18,6 +18,11 @@ CODES = [rule.code for rule in ALL_RULES]
 DDPLINT = str(Path(sys.executable).with_name("ddplint"))
 
 
+def sections_of(code: str) -> dict[str, str]:
+    assert rule_page(code) is not None, f"rules/{code}.md is missing"
+    return page_sections(code)
+
+
 def python_blocks(body: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", body, flags=re.DOTALL)
 
@@ -30,21 +35,21 @@ def test_page_has_title_and_sections_in_order(code: str) -> None:
     assert page.splitlines()[0] == f"# {code} {rule.name}"
     headings = [line[3:].strip() for line in page.splitlines() if line.startswith("## ")]
     assert headings == SECTIONS
-    sections = page_sections(code)
+    sections = sections_of(code)
     for name in SECTIONS:
         assert sections[name], f"{code}: section `{name}` is empty"
 
 
 @pytest.mark.parametrize("code", CODES)
 def test_references_link_to_pytorch_docs(code: str) -> None:
-    links = re.findall(r"\((https://[^)]+)\)", page_sections(code)["References"])
+    links = re.findall(r"\((https://[^)]+)\)", sections_of(code)["References"])
     assert links
     assert all(link.startswith("https://pytorch.org/") for link in links)
 
 
 @pytest.mark.parametrize("code", CODES)
 def test_example_is_reported(code: str) -> None:
-    blocks = python_blocks(page_sections(code)["Example"])
+    blocks = python_blocks(sections_of(code)["Example"])
     assert blocks, f"{code}: the Example section has no python block"
     for block in blocks:
         codes = [d.code for d in ddplint.lint_source(block, filename="example.py")]
@@ -53,7 +58,7 @@ def test_example_is_reported(code: str) -> None:
 
 @pytest.mark.parametrize("code", CODES)
 def test_use_instead_is_clean(code: str) -> None:
-    blocks = python_blocks(page_sections(code)["Use instead"])
+    blocks = python_blocks(sections_of(code)["Use instead"])
     assert blocks, f"{code}: the Use instead section has no python block"
     for block in blocks:
         assert ddplint.lint_source(block, filename="use_instead.py") == []
@@ -61,6 +66,7 @@ def test_use_instead_is_clean(code: str) -> None:
 
 @pytest.mark.parametrize("code", CODES)
 def test_rule_command_prints_the_page(code: str) -> None:
+    assert rule_page(code) is not None, f"rules/{code}.md is missing"
     done = subprocess.run([DDPLINT, "rule", code.lower()], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == rule_page(code)
@@ -80,7 +86,7 @@ def test_unknown_rule_exits_2() -> None:
 
 
 def test_wheel_ships_the_rule_pages(tmp_path: Path) -> None:
-    """Installed from a wheel (no source tree beside it), `ddplint rule` still finds every page."""
+    """Installed from a wheel (no source tree beside it), `ddplint rule` still finds each page."""
     import zipfile
 
     from hatchling.builders.wheel import WheelBuilder
@@ -95,13 +101,15 @@ def test_wheel_ships_the_rule_pages(tmp_path: Path) -> None:
         "assert ddplint.__file__.startswith(sys.path[0]), ddplint.__file__; "
         "sys.argv[0] = 'ddplint'; ddplint.cli.main()"
     )
-    for code in CODES:
+    pages = sorted((root / "rules").glob("DDP*.md"))
+    assert pages
+    for page in pages:
         done = subprocess.run(
-            [sys.executable, "-c", launcher, str(site), "rule", code],
+            [sys.executable, "-c", launcher, str(site), "rule", page.stem],
             cwd=tmp_path,
             capture_output=True,
             text=True,
             check=False,
         )
         assert done.returncode == 0, done.stderr
-        assert done.stdout == (root / "rules" / f"{code}.md").read_text(encoding="utf-8")
+        assert done.stdout == page.read_text(encoding="utf-8")
