@@ -299,14 +299,34 @@ def _another_object(epoch: _EpochLoop, receiver: str | None) -> bool:
 def _reaches_set_epoch(
     ctx: Context, facts: ModuleFacts, call: CallSite, visited: set[int], depth: int
 ) -> bool:
-    if call.method == "set_epoch":
+    if call.method == "set_epoch" or _names_epoch_hook(call):
         return True
     target = ctx.project.resolve_call(facts, call)
-    if target is None or depth > MAX_DEPTH or id(target[1]) in visited:
+    if target is None:
+        return _epoch_callback(call)
+    if depth > MAX_DEPTH or id(target[1]) in visited:
         return False
     visited.add(id(target[1]))
     callee_facts, callee = target
     return any(_reaches_set_epoch(ctx, callee_facts, c, visited, depth + 1) for c in callee.calls)
+
+
+def _epoch_callback(call: CallSite) -> bool:
+    """A call we cannot follow that tells callbacks about the epoch, where trainers set the
+    sampler's epoch: `callback.on_train_epoch_start(trainer, epoch)`."""
+    if call.name is None or call.name.startswith(("torch.", "logging.")):
+        return False
+    return "epoch" in (call.method or "").lower()
+
+
+def _names_epoch_hook(call: CallSite) -> bool:
+    """A hook dispatched by name: `self.call_hook("before_train_epoch")`."""
+    first = call.node.args[0].value if call.node.args else None
+    if not isinstance(first, cst.SimpleString):
+        return False
+    text = first.evaluated_value
+    # An identifier with a word before or after `epoch`: not a message such as "epoch".
+    return isinstance(text, str) and text.isidentifier() and "_" in text and "epoch" in text.lower()
 
 
 def _reseeded_each_epoch(sampler: CallSite, epoch: _EpochLoop) -> bool:
