@@ -29,6 +29,21 @@ def literal_bool(node: cst.BaseExpression | None) -> bool | None:
     return None
 
 
+def bound_values(facts: ModuleFacts, scope: Scope, dotted: str) -> list[cst.BaseExpression] | None:
+    """Values assigned to `dotted` where it is bound; None when it is a parameter (anything)."""
+    if dotted.startswith("self.") and scope.class_name is not None:
+        return facts.values_of(scope, dotted)
+    head = dotted.split(".", 1)[0]
+    current: Scope | None = scope
+    while current is not None:
+        if dotted in current.assignments:
+            return current.assignments[dotted]
+        if head in current.params:
+            return None  # a parameter shadows any outer binding
+        current = current.parent
+    return []
+
+
 def nullness(facts: ModuleFacts, scope: Scope, node: cst.BaseExpression, depth: int = 0) -> Nullness:
     if is_none(node):
         return Nullness.NONE
@@ -40,7 +55,7 @@ def nullness(facts: ModuleFacts, scope: Scope, node: cst.BaseExpression, depth: 
         return arms.pop() if len(arms) == 1 else Nullness.MAYBE
     name = dotted_name(node)
     if name is not None:
-        values = facts.values_of(scope, name)
+        values = bound_values(facts, scope, name)
         if not values or depth > 5:
             return Nullness.MAYBE
         kinds = {nullness(facts, scope, value, depth + 1) for value in values}
@@ -68,19 +83,10 @@ def constructed_by(
     if name is None or depth > 5:
         return []
     found: list[cst.Call] = []
-    for value in facts.values_of(scope, name):
+    for value in bound_values(facts, scope, name) or []:
         if value is not node:
             found.extend(constructed_by(facts, scope, value, qualname, depth + 1))
     return found
-
-
-def name_nullness(facts: ModuleFacts, scope: Scope, dotted: str) -> Nullness:
-    """Nullness of a local name or `self.attr` from every value assigned to it."""
-    values = facts.values_of(scope, dotted)
-    if not values:
-        return Nullness.MAYBE
-    kinds = {nullness(facts, scope, value) for value in values}
-    return kinds.pop() if len(kinds) == 1 else Nullness.MAYBE
 
 
 def _own_statements(scope: Scope):

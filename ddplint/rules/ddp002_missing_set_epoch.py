@@ -19,7 +19,7 @@ from ddplint.facts import CallSite, Loop, ModuleFacts, Scope
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context, Rule
 from ddplint.signatures import bind
-from ddplint.values import assignment_target, is_none, literal_bool, returned_values
+from ddplint.values import assignment_target, bound_values, is_none, literal_bool, returned_values
 
 SAMPLER = "torch.utils.data.DistributedSampler"
 DATALOADER = "torch.utils.data.DataLoader"
@@ -290,7 +290,7 @@ def _another_object(epoch: _EpochLoop, receiver: str | None) -> bool:
     ):
         return False
     base = receiver[: -len(".sampler")] if receiver.endswith(".sampler") else receiver
-    values = epoch.facts.values_of(epoch.scope, base)
+    values = bound_values(epoch.facts, epoch.scope, base)
     return bool(values) and all(
         isinstance(v, cst.Call) and epoch.facts.qualname(v.func) in (SAMPLER, DATALOADER) for v in values
     )
@@ -342,7 +342,8 @@ def _guard(facts: ModuleFacts, sampler: CallSite) -> str:
     if sampler.target is None:
         return ""
     kinds = {
-        _kind(facts, sampler.scope, value, 0) for value in facts.values_of(sampler.scope, sampler.target)
+        _kind(facts, sampler.scope, value, 0)
+        for value in bound_values(facts, sampler.scope, sampler.target) or []
     }
     kinds.discard("sampler")
     if not kinds:
