@@ -117,7 +117,7 @@ class MissingSetEpoch(Rule):
             return
         seen.add(key)
         for loop in scope.loops:
-            if loop.iter is None or not _iterates(loop.iter, names):
+            if loop.iter is None or not _iterates(loop.iter, names, facts, scope):
                 continue
             epoch = _EpochLoop(facts, scope, loop.parent, names) if loop.parent else outer
             if epoch is not None and not _sets_epoch(ctx, epoch):
@@ -185,16 +185,33 @@ def _with_loaders(facts: ModuleFacts, scope: Scope, names: _Names) -> _Names:
     return _Names(names.samplers, frozenset(loaders), frozenset(loader_nodes), names.sampler_nodes)
 
 
-def _iterates(expr: cst.BaseExpression, names: _Names) -> bool:
+# Wrappers that yield the items of the iterable they are given, when bound to a name first
+# (`epoch_iterator = tqdm(loader)`, then `for step, batch in enumerate(epoch_iterator)`).
+_ITEM_WRAPPERS = frozenset({"tqdm", "enumerate", "iter", "zip", "islice", "log_every"})
+
+
+def _iterates(
+    expr: cst.BaseExpression, names: _Names, facts: ModuleFacts, scope: Scope, depth: int = 0
+) -> bool:
     """`expr` iterates the loader, directly or wrapped (`enumerate(x)`, `tqdm(x)`, ...)."""
     if names.role(expr) == "loader":
         return True
-    if dotted_name(expr) is not None:
+    if depth > 3:
         return False
+    name = dotted_name(expr)
+    if name is not None:
+        return any(
+            isinstance(value, cst.Call)
+            and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in _ITEM_WRAPPERS
+            and _iterates(value, names, facts, scope, depth + 1)
+            for value in bound_values(facts, scope, name) or []
+        )
     if isinstance(expr, cst.Call):
-        return any(_iterates(arg.value, names) for arg in expr.args)
+        return any(_iterates(arg.value, names, facts, scope, depth + 1) for arg in expr.args)
     if isinstance(expr, cst.IfExp):
-        return _iterates(expr.body, names) or _iterates(expr.orelse, names)
+        return _iterates(expr.body, names, facts, scope, depth + 1) or _iterates(
+            expr.orelse, names, facts, scope, depth + 1
+        )
     return False
 
 
