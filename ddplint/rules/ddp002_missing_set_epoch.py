@@ -382,11 +382,27 @@ def _kind(facts: ModuleFacts, scope: Scope, value: cst.BaseExpression, depth: in
 
 def _epoch_fix_target(epoch: _EpochLoop) -> cst.CSTNode | None:
     node = epoch.loop.node
-    if not isinstance(node, cst.For) or epoch.loop.target is None:
+    if not isinstance(node, cst.For) or epoch.loop.target is None or not _counts(epoch.loop):
         return None
     if not isinstance(node.body, cst.IndentedBlock) or not node.body.body:
         return None
     return node.body.body[0]
+
+
+def _counts(loop: Loop) -> bool:
+    """The loop variable is an epoch number: `range(...)`, `trange(...)`, `tqdm(range(...))`, or a
+    variable named for epochs. Not a batch of an outer loader, which `set_epoch` cannot take."""
+    if "epoch" in (loop.target or "").lower():
+        return True
+    return _is_range(loop.iter) or (
+        isinstance(loop.iter, cst.Call) and any(_is_range(arg.value) for arg in loop.iter.args)
+    )
+
+
+def _is_range(expr: cst.BaseExpression | None) -> bool:
+    if not isinstance(expr, cst.Call):
+        return False
+    return (dotted_name(expr.func) or "").rsplit(".", 1)[-1] in ("range", "trange")
 
 
 def _set_epoch_call(epoch: _EpochLoop, *, guard: str) -> str | None:
