@@ -40,7 +40,7 @@ class _Names:
         return bool(self.samplers or self.loaders or self.loader_nodes or self.sampler_nodes)
 
     def role(self, expr: cst.BaseExpression) -> str | None:
-        """ "sampler" or "loader" when `expr` is one of them, else None."""
+        """Whether `expr` is the sampler or the loader ("sampler", "loader"), or neither (None)."""
         name = dotted_name(expr)
         if expr in self.sampler_nodes or (name is not None and name in self.samplers):
             return "sampler"
