@@ -66,12 +66,10 @@ class ShuffleWithSampler(Rule):
         help = "the sampler decides the order (`DistributedSampler` shuffles by default)"
         fix = None
         if state is Nullness.NEVER:
-            edit = (
-                ctx.remove_arg(call, shuffle)
-                if shuffle.keyword is not None
-                else ctx.replace(shuffle.value, "False")
-            )
-            fix = ctx.fix("Remove `shuffle=True`", edit)
+            if shuffle.keyword is not None:
+                fix = ctx.fix("Remove `shuffle=True`", ctx.remove_arg(call, shuffle))
+            else:  # positional: removing it would shift the sampler into its place
+                fix = ctx.fix("Pass `False` for `shuffle`", ctx.replace(shuffle.value, "False"))
             help += "; remove `shuffle=True`"
         elif dotted_name(value) is not None:
             # A sampler that is None off the distributed path: shuffle only then (torchvision's idiom).
