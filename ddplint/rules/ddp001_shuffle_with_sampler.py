@@ -70,7 +70,7 @@ class ShuffleWithSampler(Rule):
                 fix = ctx.fix("Remove `shuffle=True`", ctx.remove_arg(call, shuffle))
             else:  # positional: removing it would shift the sampler into its place
                 fix = ctx.fix("Pass `False` for `shuffle`", ctx.replace(shuffle.value, "False"))
-            help += "; remove `shuffle=True`"
+            help += "; " + fix.message[0].lower() + fix.message[1:]
         elif dotted_name(value) is not None:
             # A sampler that is None off the distributed path: shuffle only then (torchvision's idiom).
             fix = ctx.fix(
