@@ -132,6 +132,13 @@ class MissingSetEpoch(Rule):
                 continue
             context = _EpochLoop(facts, scope, call.loop, names) if call.loop else outer
             self._explore(ctx, callee_facts, callee, mapped, context, depth + 1, seen, found)
+        # A constructor (or any method) that keeps the loader on `self`: the class's other
+        # methods iterate it (`Trainer(model, loader).fit(epochs)`).
+        stored = _stored_on_self(scope, names)
+        if stored:
+            for method in facts.scopes:
+                if method.class_name == scope.class_name and method is not scope:
+                    self._explore(ctx, facts, method, stored, None, depth + 1, seen, found)
 
     def _report(self, ctx: Context, sampler: CallSite, epoch: _EpochLoop) -> None:
         facts = ctx.facts
@@ -213,6 +220,20 @@ def _iterates(
             expr.orelse, names, facts, scope, depth + 1
         )
     return False
+
+
+def _stored_on_self(scope: Scope, names: _Names) -> _Names:
+    """`self.x` names this method binds to the sampler or the loader (`self.loader = loader`)."""
+    if scope.class_name is None:
+        return _Names()
+    found: dict[str, set[str]] = {"sampler": set(), "loader": set()}
+    for target, values in scope.assignments.items():
+        if target.startswith("self.") and target not in names.samplers | names.loaders:
+            for value in values:
+                role = names.role(value)
+                if role is not None:
+                    found[role].add(target)
+    return _Names(frozenset(found["sampler"]), frozenset(found["loader"]))
 
 
 def _map_names(call: CallSite, callee: Scope, names: _Names, *, same_class: bool) -> _Names:
