@@ -43,8 +43,7 @@ def test_page_has_title_and_sections_in_order(code: str) -> None:
 @pytest.mark.parametrize("code", CODES)
 def test_references_link_to_pytorch_docs(code: str) -> None:
     links = re.findall(r"\((https://[^)]+)\)", sections_of(code)["References"])
-    assert links
-    assert all(link.startswith("https://pytorch.org/") for link in links)
+    assert any(link.startswith("https://pytorch.org/") for link in links)
 
 
 @pytest.mark.parametrize("code", CODES)
