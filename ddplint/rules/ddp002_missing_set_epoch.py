@@ -185,16 +185,23 @@ def _with_loaders(facts: ModuleFacts, scope: Scope, names: _Names) -> _Names:
         shared = spelled.startswith("self.") and call.scope.class_name == scope.class_name
         if call.scope is not scope and not shared:
             continue
-        if call.target is not None:
-            loaders.add(call.target)
-        else:
+        if call.target is None:
             loader_nodes.add(call.node)
+        elif _only_loaders(facts, call.scope, call.target):
+            loaders.add(call.target)
     return _Names(names.samplers, frozenset(loaders), frozenset(loader_nodes), names.sampler_nodes)
 
 
 # Wrappers that yield the items of the iterable they are given, when bound to a name first
 # (`epoch_iterator = tqdm(loader)`, then `for step, batch in enumerate(epoch_iterator)`).
 _ITEM_WRAPPERS = frozenset({"tqdm", "enumerate", "iter", "zip", "islice", "log_every"})
+
+
+def _only_loaders(facts: ModuleFacts, scope: Scope, name: str) -> bool:
+    """`name` is never rebound to something else, such as `accelerator.prepare(loader)`, which
+    hands out a loader of its own that keeps its sampler's epoch."""
+    values = bound_values(facts, scope, name) or []
+    return all(isinstance(v, cst.Call) and facts.qualname(v.func) == DATALOADER for v in values)
 
 
 def _iterates(
