@@ -18,35 +18,60 @@ from ddplint.diagnostics import Applicability
 from ddplint.facts import CallSite, Loop, ModuleFacts, Scope
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context, Rule
-from ddplint.signatures import bind
+from ddplint.signatures import SIGNATURES, bind
 from ddplint.values import assignment_target, bound_values, is_none, literal_bool, returned_values
 
 SAMPLER = "torch.utils.data.DistributedSampler"
 DATALOADER = "torch.utils.data.DataLoader"
+BATCH_SAMPLER = "torch.utils.data.BatchSampler"
 MAX_DEPTH = 4
+
+
+# What a name or expression is, and the path from it to the sampler for the inserted call:
+# the sampler itself, a loader built with `sampler=`, a loader built with `batch_sampler=`.
+SAMPLER_ROLE, LOADER_ROLE, BATCHED_ROLE = "sampler", "loader", "batched"
+_PATH_TO_SAMPLER = {SAMPLER_ROLE: "", LOADER_ROLE: ".sampler", BATCHED_ROLE: ".batch_sampler.sampler"}
+_LOADER_ROLES = (LOADER_ROLE, BATCHED_ROLE)
 
 
 @dataclass(frozen=True)
 class _Names:
-    """How one function refers to the sampler and its loader: names (locals, parameters,
-    `self.x`) and expressions (`DataLoader(...)` passed on without a name)."""
+    """How one function refers to the sampler and its loaders: names (locals, parameters,
+    `self.x`) and expressions (`DataLoader(...)` passed on without a name), each with its role."""
 
-    samplers: frozenset[str] = frozenset()
-    loaders: frozenset[str] = frozenset()
-    loader_nodes: frozenset[cst.CSTNode] = frozenset()
-    sampler_nodes: frozenset[cst.CSTNode] = frozenset()
+    names: frozenset[tuple[str, str]] = frozenset()  # (role, dotted name)
+    nodes: frozenset[tuple[str, cst.CSTNode]] = frozenset()  # (role, expression)
+
+    @classmethod
+    def of(cls, names: dict[str, set[str]], nodes: dict[str, set[cst.CSTNode]] | None = None) -> _Names:
+        return cls(
+            frozenset((role, n) for role, group in names.items() for n in group),
+            frozenset((role, n) for role, group in (nodes or {}).items() for n in group),
+        )
 
     def __bool__(self) -> bool:
-        return bool(self.samplers or self.loaders or self.loader_nodes or self.sampler_nodes)
+        return bool(self.names or self.nodes)
+
+    def spelled(self, *roles: str) -> set[str]:
+        return {name for role, name in self.names if role in roles}
 
     def role(self, expr: cst.BaseExpression) -> str | None:
-        """Whether `expr` is the sampler or the loader ("sampler", "loader"), or neither (None)."""
+        """SAMPLER_ROLE, LOADER_ROLE or BATCHED_ROLE when `expr` is one of them, else None."""
+        for role, node in self.nodes:
+            if node is expr:
+                return role
         name = dotted_name(expr)
-        if expr in self.sampler_nodes or (name is not None and name in self.samplers):
-            return "sampler"
-        if expr in self.loader_nodes or (name is not None and name in self.loaders):
-            return "loader"
+        for role, spelled in self.names:
+            if spelled == name:
+                return role
         return None
+
+    def on_self(self) -> _Names:
+        """Only the `self.` names: what the class's other methods can see."""
+        return _Names(frozenset((r, n) for r, n in self.names if n.startswith("self.")))
+
+    def add(self, other: _Names) -> _Names:
+        return _Names(self.names | other.names, self.nodes | other.nodes)
 
 
 @dataclass
@@ -68,8 +93,10 @@ class MissingSetEpoch(Rule):
         for call in facts.all_calls():
             if call.name != SAMPLER or not _shuffles(call):
                 continue
-            samplers = frozenset({call.target} if call.target else ())
-            names = _with_loaders(facts, call.scope, _Names(samplers, sampler_nodes=frozenset({call.node})))
+            own = _Names.of(
+                {SAMPLER_ROLE: {call.target} if call.target else set()}, {SAMPLER_ROLE: {call.node}}
+            )
+            names = _with_loaders(facts, call.scope, own)
             found: list[_EpochLoop] = []
             self._follow(ctx, facts, call.scope, names, found, depth=0)
             unset = [epoch for epoch in found if not _reseeded_each_epoch(call, epoch)]
@@ -92,10 +119,7 @@ class MissingSetEpoch(Rule):
         seen: set[tuple[int, _Names, int]] = set()
         self._explore(ctx, facts, scope, names, None, 0, seen, found)
         # Other methods of the class see only the `self.` names, not the locals of this one.
-        shared = _Names(
-            frozenset(n for n in names.samplers if n.startswith("self.")),
-            frozenset(n for n in names.loaders if n.startswith("self.")),
-        )
+        shared = names.on_self()
         if shared and scope.class_name is not None:
             for method in facts.scopes:
                 if method.class_name == scope.class_name and method is not scope:
@@ -172,13 +196,18 @@ def _shuffles(call: CallSite) -> bool:
 
 
 def _with_loaders(facts: ModuleFacts, scope: Scope, names: _Names) -> _Names:
-    """Add the loaders built in `scope` (or its class, for `self.` names) from the sampler."""
-    loaders, loader_nodes = set(names.loaders), set(names.loader_nodes)
+    """Add the loaders built in `scope` (or its class, for `self.` names) from the sampler, given
+    as `sampler=` or inside a `batch_sampler=BatchSampler(sampler, ...)`."""
+    found: dict[str, set[str]] = {LOADER_ROLE: set(), BATCHED_ROLE: set()}
+    nodes: dict[str, set[cst.CSTNode]] = {LOADER_ROLE: set(), BATCHED_ROLE: set()}
     for call in facts.all_calls():
         if call.name != DATALOADER:
             continue
-        value = call.bound().get("sampler")
-        if value is None or names.role(value) != "sampler":
+        bound = call.bound()
+        value, role = bound.get("sampler"), LOADER_ROLE
+        if value is None or names.role(value) != SAMPLER_ROLE:
+            value, role = _batched_sampler(facts, call.scope, bound.get("batch_sampler")), BATCHED_ROLE
+        if value is None or names.role(value) != SAMPLER_ROLE:
             continue
         spelled = dotted_name(value) or ""
         # `self.sampler` is shared by the class's methods; a plain name only within one function.
@@ -186,10 +215,26 @@ def _with_loaders(facts: ModuleFacts, scope: Scope, names: _Names) -> _Names:
         if call.scope is not scope and not shared:
             continue
         if call.target is None:
-            loader_nodes.add(call.node)
+            nodes[role].add(call.node)
         elif _only_loaders(facts, call.scope, call.target):
-            loaders.add(call.target)
-    return _Names(names.samplers, frozenset(loaders), frozenset(loader_nodes), names.sampler_nodes)
+            found[role].add(call.target)
+    return names.add(_Names.of(found, nodes))
+
+
+def _batched_sampler(
+    facts: ModuleFacts, scope: Scope, batch_sampler: cst.BaseExpression | None
+) -> cst.BaseExpression | None:
+    """The sampler inside `BatchSampler(sampler, ...)`, given inline or through one name."""
+    if batch_sampler is None:
+        return None
+    candidates = [batch_sampler]
+    name = dotted_name(batch_sampler)
+    if name is not None:
+        candidates = bound_values(facts, scope, name) or []
+    for value in candidates:
+        if isinstance(value, cst.Call) and facts.qualname(value.func) == BATCH_SAMPLER:
+            return bind(value, SIGNATURES[BATCH_SAMPLER]).get("sampler")
+    return None
 
 
 # Wrappers that yield the items of the iterable they are given, when bound to a name first
@@ -208,7 +253,7 @@ def _iterates(
     expr: cst.BaseExpression, names: _Names, facts: ModuleFacts, scope: Scope, depth: int = 0
 ) -> bool:
     """`expr` iterates the loader, directly or wrapped (`enumerate(x)`, `tqdm(x)`, ...)."""
-    if names.role(expr) == "loader":
+    if names.role(expr) in _LOADER_ROLES:
         return True
     if depth > 3:
         return False
@@ -230,17 +275,18 @@ def _iterates(
 
 
 def _stored_on_self(scope: Scope, names: _Names) -> _Names:
-    """`self.x` names this method binds to the sampler or the loader (`self.loader = loader`)."""
+    """`self.x` names this method binds to the sampler or a loader (`self.loader = loader`)."""
     if scope.class_name is None:
         return _Names()
-    found: dict[str, set[str]] = {"sampler": set(), "loader": set()}
+    known = names.spelled(SAMPLER_ROLE, *_LOADER_ROLES)
+    found: dict[str, set[str]] = {}
     for target, values in scope.assignments.items():
-        if target.startswith("self.") and target not in names.samplers | names.loaders:
+        if target.startswith("self.") and target not in known:
             for value in values:
                 role = names.role(value)
                 if role is not None:
-                    found[role].add(target)
-    return _Names(frozenset(found["sampler"]), frozenset(found["loader"]))
+                    found.setdefault(role, set()).add(target)
+    return _Names.of(found)
 
 
 def _map_names(call: CallSite, callee: Scope, names: _Names, *, same_class: bool) -> _Names:
@@ -249,17 +295,13 @@ def _map_names(call: CallSite, callee: Scope, names: _Names, *, same_class: bool
     if callee.class_name is not None and params and params[0] in ("self", "cls"):
         params = params[1:]
     bound = bind(call.node, tuple(params))
-    samplers, loaders = set(), set()
+    found: dict[str, set[str]] = {}
     for param, arg in bound.args.items():
         role = names.role(arg.value)
-        if role == "sampler":
-            samplers.add(param)
-        elif role == "loader":
-            loaders.add(param)
-    if same_class:
-        samplers |= {n for n in names.samplers if n.startswith("self.")}
-        loaders |= {n for n in names.loaders if n.startswith("self.")}
-    return _Names(frozenset(samplers), frozenset(loaders))
+        if role is not None:
+            found.setdefault(role, set()).add(param)
+    mapped = _Names.of(found)
+    return mapped.add(names.on_self()) if same_class else mapped
 
 
 def _callers_receiving(ctx: Context, facts: ModuleFacts, scope: Scope, names: _Names):
@@ -293,24 +335,19 @@ def _returned_roles(scope: Scope, names: _Names) -> dict[int | None, str]:
 
 
 def _received_names(call: CallSite, roles: dict[int | None, str]) -> _Names:
-    found: dict[str, set[str]] = {"sampler": set(), "loader": set()}
-    nodes: dict[str, set[cst.CSTNode]] = {"sampler": set(), "loader": set()}
+    found: dict[str, set[str]] = {}
+    nodes: dict[str, set[cst.CSTNode]] = {}
     if None in roles:
-        nodes[roles[None]].add(call.node)  # `for batch in build_loader(ds):`
+        nodes.setdefault(roles[None], set()).add(call.node)  # `for batch in build_loader(ds):`
         if call.target is not None:
-            found[roles[None]].add(call.target)
+            found.setdefault(roles[None], set()).add(call.target)
     target = assignment_target(call.scope, call.node)
     if isinstance(target, (cst.Tuple, cst.List)):
         for index, element in enumerate(target.elements):
             name = dotted_name(element.value)
             if index in roles and name is not None:
-                found[roles[index]].add(name)
-    return _Names(
-        frozenset(found["sampler"]),
-        frozenset(found["loader"]),
-        frozenset(nodes["loader"]),
-        frozenset(nodes["sampler"]),
-    )
+                found.setdefault(roles[index], set()).add(name)
+    return _Names.of(found, nodes)
 
 
 def _sets_epoch(ctx: Context, epoch: _EpochLoop) -> bool:
@@ -330,8 +367,8 @@ def _another_object(epoch: _EpochLoop, receiver: str | None) -> bool:
     if receiver is None:
         return False
     names = epoch.names
-    if receiver in names.samplers or any(
-        receiver == n or receiver.startswith(n + ".") for n in names.loaders
+    if receiver in names.spelled(SAMPLER_ROLE) or any(
+        receiver == n or receiver.startswith(n + ".") for n in names.spelled(*_LOADER_ROLES)
     ):
         return False
     base = receiver[: -len(".sampler")] if receiver.endswith(".sampler") else receiver
@@ -438,9 +475,12 @@ def _set_epoch_call(epoch: _EpochLoop, *, guard: str) -> str | None:
     sampler) may hold something without `set_epoch`: None, or a `RandomSampler` off the distributed path.
     """
     names = epoch.names
-    receiver = next(iter(sorted(names.samplers)), None)
-    if receiver is None and names.loaders:
-        receiver = f"{min(names.loaders)}.sampler"
+    receiver = min(names.spelled(SAMPLER_ROLE), default=None)
+    if receiver is None:
+        loaders = sorted((name, role) for role, name in names.names if role in _LOADER_ROLES)
+        if loaders:
+            name, role = loaders[0]
+            receiver = f"{name}{_PATH_TO_SAMPLER[role]}"
         guard = "other" if guard else ""  # a loader built with `sampler=None` has a plain sampler
     if receiver is None:
         return None
