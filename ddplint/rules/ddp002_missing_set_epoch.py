@@ -3,10 +3,10 @@
 The sampler seeds its permutation with `seed + epoch`; `epoch` stays 0 until `set_epoch` is
 called, so every epoch repeats the first epoch's order. Ranks still agree with each other.
 
-The sampler is followed from where it is built: into the loader built from it (`sampler=`, or
-inside `batch_sampler=BatchSampler(sampler, ...)`), into functions
-that receive either (through their parameters, or `self`), and back out of functions that return
-either (`loader = build_loader(ds)`, `loader, sampler = build(ds)`).
+The sampler is followed from where it is built: into the loaders built from it (`sampler=`, or
+inside `batch_sampler=BatchSampler(sampler, ...)`), into functions that receive either (through
+their parameters, or `self`), and back out of functions that return either
+(`loader = build_loader(ds)`, `loader, sampler = build(ds)`).
 """
 
 from __future__ import annotations
