@@ -66,9 +66,9 @@ class Diagnostic:
 
     @property
     def url(self) -> str:
-        from ddplint import __url__
+        from ddplint.pages import rule_url
 
-        return f"{__url__}/blob/main/rules/{self.code}.md"
+        return rule_url(self.code)
 
     def sort_key(self) -> tuple:
         return (self.filename, self.location.row, self.location.column, self.code, self.message)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import traceback
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,7 @@ class FileResult:
     fixed_count: int = 0
     fix_error: str | None = None
     diff: str | None = None
+    fixed_codes: Counter[str] = field(default_factory=Counter)
 
 
 def read_source(filename: str, data: bytes | None = None) -> Source:
@@ -81,6 +83,8 @@ class Linter:
         self.codes = enabled_codes(self.settings)
         self.rules = [rule for rule in ALL_RULES if rule.code in self.codes]
         self.project = Project()
+        # Off for flake8, which applies noqa comments itself (and honours its --disable-noqa).
+        self.line_noqa = True
 
     def facts_for(self, source: Source, module_name: str | None = None) -> ModuleFacts:
         tree = parse_source(source)
@@ -110,6 +114,8 @@ class Linter:
                 error.detail = traceback.format_exc()
                 ctx.diagnostics.append(error)
         suppressions = parse_suppressions(facts.source.text.splitlines())
+        if not self.line_noqa:
+            suppressions.lines.clear()
         ignored = ignored_for_file(self.settings, facts.filename)
         kept = [
             d

@@ -20,7 +20,7 @@ def _split(codes: str | None) -> frozenset[str] | None:
 
 @dataclass
 class Suppressions:
-    # row → codes (None: all codes) for `# noqa` comments.
+    # row → codes (None: all codes) for line-level noqa comments.
     lines: dict[int, frozenset[str] | None] = field(default_factory=dict)
     # File-wide: None when nothing is suppressed, an empty set meaning all codes.
     file_codes: frozenset[str] | None = None

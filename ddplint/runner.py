@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,11 @@ class RunResult:
     @property
     def fixed(self) -> int:
         return sum(f.fixed_count for f in self.files)
+
+    @property
+    def fixed_codes(self) -> dict[str, Counter[str]]:
+        """File → code → how many findings the fixes removed, for --show-fixes."""
+        return {f.filename: f.fixed_codes for f in self.files if f.fixed_codes}
 
     @property
     def diffs(self) -> list[str]:
@@ -70,6 +76,7 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
         return FileResult(facts.filename, linter.check(facts), facts)
     outcome = fix_module(linter, facts, unsafe=options.unsafe_fixes)
     result = FileResult(facts.filename, outcome.remaining, facts, outcome.text, outcome.fixed, outcome.error)
+    result.fixed_codes = outcome.fixed_codes
     if outcome.error:
         result.diagnostics.append(input_error(IO_ERROR, facts.filename, outcome.error))
     changed = outcome.text != facts.source.text
@@ -78,11 +85,13 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
         # Report what would be fixed as still present: nothing was written.
         result.diagnostics = linter.check(facts)
         result.fixed_count = 0
+        result.fixed_codes = Counter()
     elif changed and options.fix:
         path = Path(facts.filename)
         if not os.access(path, os.W_OK):
             result.diagnostics = linter.check(facts)
             result.fixed_count = 0
+            result.fixed_codes = Counter()
             result.diagnostics.append(
                 input_error(IO_ERROR, facts.filename, "cannot write fixes: file is read-only")
             )
@@ -92,6 +101,7 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
             except OSError as exc:
                 result.diagnostics = linter.check(facts)
                 result.fixed_count = 0
+                result.fixed_codes = Counter()
                 reason = exc.strerror or str(exc)
                 result.diagnostics.append(
                     input_error(IO_ERROR, facts.filename, f"cannot write fixes: {reason}")
