@@ -54,7 +54,7 @@ def check_buffer(
         return BufferResult(None, [exc.diagnostic])
     linter.project.add(facts)
     if budget > 0:
-        load_neighbours(linter, facts, budget)
+        load_neighbours(linter, [facts], budget)
     if not fix:
         return BufferResult(facts, linter.check(facts))
     outcome = fix_module(linter, facts, unsafe=unsafe_fixes)

@@ -61,20 +61,28 @@ def _load(linter: Linter, path: Path) -> ModuleFacts:
 
 
 def load_neighbours(
-    linter: Linter, facts: ModuleFacts, budget: float = DEFAULT_BUDGET, max_modules: int = MAX_MODULES
+    linter: Linter,
+    modules: list[ModuleFacts],
+    budget: float = DEFAULT_BUDGET,
+    max_modules: int = MAX_MODULES,
 ) -> int:
-    """Add the project modules `facts` imports (transitively) to `linter.project`; return how many."""
+    """Add the project modules that `modules` import (transitively) to `linter.project`.
+
+    Files already among `modules` are not read again. Returns how many modules were added.
+    """
     deadline = time.monotonic() + budget
-    try:
-        start = facts.path.resolve()
-    except OSError:
-        return 0
-    root = import_root(start)
-    seen = {start}
-    queue = deque([facts])
+    seen: set[Path] = set()
+    queue: deque[tuple[Path, ModuleFacts]] = deque()
+    for facts in modules:
+        try:
+            path = facts.path.resolve()
+        except OSError:
+            continue
+        seen.add(path)
+        queue.append((import_root(path), facts))
     loaded = 0
     while queue:
-        current = queue.popleft()
+        root, current = queue.popleft()
         for target in sorted(set(current.imports.aliases.values())):
             for path in module_files(root, target):
                 if path in seen:
@@ -87,6 +95,6 @@ def load_neighbours(
                 except (LoadError, OSError):
                     continue
                 linter.project.add(module)
-                queue.append(module)
+                queue.append((root, module))
                 loaded += 1
     return loaded

@@ -13,6 +13,7 @@ from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
 from ddplint.discovery import discover
 from ddplint.fixer import fix_module, write_atomically
 from ddplint.linter import FileResult, Linter, LoadError
+from ddplint.neighbours import DEFAULT_BUDGET, load_neighbours
 
 
 @dataclass
@@ -21,6 +22,9 @@ class RunOptions:
     unsafe_fixes: bool = False
     diff: bool = False
     force_exclude: bool = False
+    # Seconds for reading the project modules that the checked files import but the run
+    # does not include (pre-commit passes only the changed files); 0 turns it off.
+    context_budget: float = DEFAULT_BUDGET
 
 
 @dataclass
@@ -65,6 +69,8 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
         linter.project.add(facts)
         loaded.append(facts)
     result.checked = len(found.files)
+    if options.context_budget > 0:
+        load_neighbours(linter, loaded, options.context_budget)
     for facts in loaded:
         result.files.append(check_one(linter, facts, options))
     result.files.sort(key=lambda f: f.filename)
