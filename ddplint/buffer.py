@@ -44,7 +44,7 @@ def check_buffer(
     """Check `data` as the content of `filename`, with the modules it imports read from disk.
 
     `budget` bounds the seconds spent loading those modules (0: the buffer alone). `line_noqa`
-    off leaves `# noqa` comments to the caller (flake8 applies its own, and `--disable-noqa`).
+    off ignores line-level noqa comments (flake8's `--disable-noqa`).
     """
     linter = Linter(settings)
     linter.line_noqa = line_noqa

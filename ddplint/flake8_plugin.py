@@ -1,8 +1,9 @@
 """flake8 plugin: ddplint's findings as `DDPxxx` codes in flake8's output.
 
-flake8 owns selection (`--select`, `--ignore`, `--extend-ignore`, `per-file-ignores`) and
-`# noqa`; `[tool.ddplint]` contributes only what the analysis needs (`collectives`,
-`rank-predicates`). The source comes from flake8's `lines`, never from the file on disk: editors
+flake8 owns selection (`--select`, `--ignore`, `--extend-ignore`, `per-file-ignores`);
+`[tool.ddplint]` contributes only what the analysis needs (`collectives`, `rank-predicates`).
+flake8 applies a noqa comment to the row it is on; ddplint also applies one on the first row of
+a statement spanning several rows, as `ddplint check` does (off with flake8's `--disable-noqa`). The source comes from flake8's `lines`, never from the file on disk: editors
 lint unsaved buffers.
 """
 
@@ -37,6 +38,7 @@ class Plugin:
     name = "ddplint"
     version = __version__
     context_budget = DEFAULT_BUDGET
+    honour_noqa = True
 
     def __init__(self, tree: ast.AST, filename: str, lines: list[str]) -> None:
         # `tree` is what makes flake8 treat this as an AST plugin; ddplint parses with libcst.
@@ -57,6 +59,7 @@ class Plugin:
     @classmethod
     def parse_options(cls, options: Any) -> None:
         cls.context_budget = max(0.0, options.ddplint_context_budget)
+        cls.honour_noqa = not getattr(options, "disable_noqa", False)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         folder = str(Path(self.filename).resolve().parent)
@@ -65,7 +68,7 @@ class Plugin:
             "".join(self.lines),
             _analysis_settings(folder),
             budget=self.context_budget,
-            line_noqa=False,
+            line_noqa=self.honour_noqa,
         )
         for d in result.diagnostics:
             if d.code in _FLAKE8_OWN:

@@ -83,7 +83,7 @@ class Linter:
         self.codes = enabled_codes(self.settings)
         self.rules = [rule for rule in ALL_RULES if rule.code in self.codes]
         self.project = Project()
-        # Off for flake8, which applies noqa comments itself (and honours its --disable-noqa).
+        # Off for flake8's --disable-noqa.
         self.line_noqa = True
 
     def facts_for(self, source: Source, module_name: str | None = None) -> ModuleFacts:

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from ddplint.diagnostics import Diagnostic
 
-_CODES = r"[A-Z]+[0-9]*(?:[\s,]+[A-Z]+[0-9]*)*"
+# A code has digits (as flake8 and ruff require): words after the codes are an explanation.
+_CODES = r"[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*"
 _LINE = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
 _FILE = re.compile(rf"^\s*#\s*ddplint:\s*noqa(?::\s*(?P<codes>{_CODES}))?\s*$", re.IGNORECASE)
 
