@@ -231,6 +231,17 @@ def _has_internal_error(diagnostics) -> bool:
 
 
 @main.command()
+def server() -> None:
+    """Run the language server over stdio (needs `pip install 'ddplint[lsp]'`)."""
+    try:
+        from ddplint.server import serve
+    except ImportError as exc:
+        _fail(f"`ddplint server` needs pygls 2 ({exc}); install it with: pip install 'ddplint[lsp]'")
+        return
+    serve()
+
+
+@main.command()
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
 def rule(code: str | None, show_all: bool) -> None:

@@ -3,8 +3,8 @@
 flake8 owns selection (`--select`, `--ignore`, `--extend-ignore`, `per-file-ignores`);
 `[tool.ddplint]` contributes only what the analysis needs (`collectives`, `rank-predicates`).
 flake8 applies a noqa comment to the row it is on; ddplint also applies one on the first row of
-a statement spanning several rows, as `ddplint check` does (off with flake8's `--disable-noqa`). The source comes from flake8's `lines`, never from the file on disk: editors
-lint unsaved buffers.
+a statement spanning several rows, as `ddplint check` does (off with flake8's `--disable-noqa`).
+The source comes from flake8's `lines`, never from the file on disk: editors lint unsaved buffers.
 """
 
 from __future__ import annotations
