@@ -25,6 +25,12 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Range:
+    start: Location
+    end: Location  # exclusive: the position just after the last character
+
+
+@dataclass(frozen=True)
 class Edit:
     """Replace source[start:end] (character offsets) with `content`."""
 
@@ -58,6 +64,10 @@ class Diagnostic:
     detail: str | None = None
     # The text the finding was made in: for snippets and for locating fix edits.
     source: Source | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def range(self) -> Range:
+        return Range(self.location, self.end_location)
 
     def edit_location(self, offset: int) -> Location:
         if self.source is None:

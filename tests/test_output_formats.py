@@ -10,6 +10,7 @@ import pytest
 from surfaces import EXAMPLE_FINDINGS, REPO, run
 
 from ddplint import lint_source
+from ddplint.pages import page_sections
 from ddplint.report.github import annotation, escape_data, escape_property
 from ddplint.report.sarif import sarif_log
 from ddplint.rules import ALL_RULES
@@ -84,7 +85,7 @@ def test_sarif_rules_come_from_the_rule_pages() -> None:
     page = (REPO / "rules" / "DDP001.md").read_text(encoding="utf-8")
     assert ddp001["name"] == "shuffle-with-sampler"
     assert ddp001["shortDescription"]["text"] == ALL_RULES[0].summary
-    assert ddp001["fullDescription"]["text"].startswith("Finds a `DataLoader` given `shuffle=True`")
+    assert ddp001["fullDescription"]["text"] == page_sections("DDP001")["What it does"]
     assert ddp001["help"]["markdown"] == page
     assert ddp001["helpUri"].endswith("/rules/DDP001.md")
     assert ddp001["defaultConfiguration"] == {"level": "error"}
