@@ -11,7 +11,10 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
 EXAMPLE = REPO / "examples" / "train.py"
 # The findings in examples/train.py: (row, column, code), columns 1-based.
-EXAMPLE_FINDINGS = [(38, 15, "DDP002"), (39, 48, "DDP001")]
+EXAMPLE_FINDINGS = [(38, 15, "DDP002"), (39, 48, "DDP001"), (48, 17, "DDP004"), (52, 46, "DDP005")]
+# A script whose two findings both have safe fixes.
+TWO = DATA / "two_findings.py"
+TWO_FINDINGS = [(6, 15, "DDP002"), (7, 43, "DDP001")]
 
 _LINE = re.compile(r"^(?P<path>.+?):(?P<row>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) ")
 

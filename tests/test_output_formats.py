@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from surfaces import EXAMPLE_FINDINGS, REPO, run
+from surfaces import EXAMPLE_FINDINGS, REPO, TWO, run
 
 from ddplint import lint_source
 from ddplint.pages import page_sections
@@ -120,17 +120,23 @@ def test_sarif_region_fixes_and_input_errors_validate(sarif_validator, tmp_path:
 def test_statistics_count_per_code() -> None:
     result = run(["check", "--statistics", "examples/"], cwd=REPO)
     assert result.returncode == 1
-    assert result.stdout.decode() == "1\tDDP001\t[*] shuffle-with-sampler\n1\tDDP002\t[*] missing-set-epoch\n"
+    assert result.stdout.decode() == (
+        "1\tDDP001\t[*] shuffle-with-sampler\n"
+        "1\tDDP002\t[*] missing-set-epoch\n"
+        "1\tDDP004\t[ ] divergent-exit-before-collective\n"
+        "1\tDDP005\t[ ] collective-in-rank-branch\n"
+    )
     as_json = run(["check", "--statistics", "--output-format", "json", "examples/"], cwd=REPO)
-    assert json.loads(as_json.stdout) == [
+    assert json.loads(as_json.stdout)[:2] == [
         {"code": "DDP001", "name": "shuffle-with-sampler", "count": 1, "fixable": True},
         {"code": "DDP002", "name": "missing-set-epoch", "count": 1, "fixable": True},
     ]
+    assert [s["code"] for s in json.loads(as_json.stdout)] == ["DDP001", "DDP002", "DDP004", "DDP005"]
 
 
 def test_show_fixes_lists_what_was_fixed(tmp_path: Path) -> None:
     target = tmp_path / "train.py"
-    target.write_bytes((REPO / "examples" / "train.py").read_bytes())
+    target.write_bytes(TWO.read_bytes())
     result = run(["check", "--fix", "--show-fixes", "train.py"], cwd=tmp_path)
     assert result.returncode == 0
     assert result.stdout.decode() == (

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from surfaces import EXAMPLE, REPO
+from surfaces import REPO, TWO
 
 pytestmark = pytest.mark.slow
 
@@ -56,7 +56,7 @@ def pre_commit_home(tmp_path_factory) -> Path:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A git repository with a bad script, the same script in an excluded folder, and a clean one."""
-    bad = EXAMPLE.read_text(encoding="utf-8")
+    bad = TWO.read_text(encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text('[tool.ddplint]\nextend-exclude = ["vendored/"]\n')
     (tmp_path / "vendored").mkdir()
     (tmp_path / "train.py").write_text(bad, encoding="utf-8")
@@ -86,8 +86,8 @@ def test_try_repo_reports_findings_and_honours_excludes(hook_repo, pre_commit_ho
     )
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
-    assert "train.py:39:48: DDP001" in output
-    assert "train.py:38:15: DDP002" in output
+    assert "train.py:7:43: DDP001" in output
+    assert "train.py:6:15: DDP002" in output
     # The excluded copy is passed to the hook by name, and --force-exclude skips it.
     assert "vendored" not in output
 
@@ -105,9 +105,7 @@ def test_fixing_through_args(hook_repo, pre_commit_home, project: Path) -> None:
     fixed = (project / "train.py").read_text(encoding="utf-8")
     assert "shuffle=True, sampler=sampler" not in fixed
     assert "        sampler.set_epoch(epoch)\n" in fixed
-    assert (project / "vendored" / "train.py").read_text(encoding="utf-8") == EXAMPLE.read_text(
-        encoding="utf-8"
-    )
+    assert (project / "vendored" / "train.py").read_text(encoding="utf-8") == TWO.read_text(encoding="utf-8")
     git(project, "add", "-A")
     second = pre_commit(project, pre_commit_home, "run", "--all-files")
     assert second.returncode == 0, second.stdout + second.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from surfaces import EXAMPLE, EXAMPLE_FINDINGS, positions, run
+from surfaces import EXAMPLE, EXAMPLE_FINDINGS, TWO, positions, run
 
 EXAMPLE_BYTES = EXAMPLE.read_bytes()
 
@@ -30,7 +30,7 @@ def test_stdin_filename_alone_reads_stdin(tmp_path: Path) -> None:
 
 def test_fix_writes_the_fixed_source_to_stdout(tmp_path: Path) -> None:
     # CRLF newlines and a BOM come back as they went in.
-    source = b"\xef\xbb\xbf" + EXAMPLE_BYTES.replace(b"\n", b"\r\n")
+    source = b"\xef\xbb\xbf" + TWO.read_bytes().replace(b"\n", b"\r\n")
     result = run(["check", "--fix", "--stdin-filename", "train.py", "-"], cwd=tmp_path, input=source)
     assert result.returncode == 0
     fixed = result.stdout

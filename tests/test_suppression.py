@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from surfaces import DATA, EXAMPLE, REPO, run
+from surfaces import DATA, REPO, TWO, run
 
 from ddplint import lint_source
 from ddplint.config import Settings
@@ -36,15 +36,15 @@ def test_noqa_row_in_json_names_the_statement_first_line() -> None:
     ("comment", "expected"),
     [
         ("# ddplint: noqa", []),
-        ("# ddplint: noqa: DDP001", [(40, "DDP002")]),
-        ("# ddplint: noqa: DDP001,DDP005", [(40, "DDP002")]),
-        ("#ddplint:noqa:DDP002", [(41, "DDP001")]),
+        ("# ddplint: noqa: DDP001", [(8, "DDP002")]),
+        ("# ddplint: noqa: DDP001,DDP005", [(8, "DDP002")]),
+        ("#ddplint:noqa:DDP002", [(9, "DDP001")]),
         ("# ddplint: noqa: DDP00", []),
-        ("# ddplint: noqa: DDP005", [(40, "DDP002"), (41, "DDP001")]),
+        ("# ddplint: noqa: DDP005", [(8, "DDP002"), (9, "DDP001")]),
     ],
 )
 def test_file_level_noqa_on_its_own_line(comment: str, expected: list) -> None:
-    text = f"{comment}\n\n" + EXAMPLE.read_text(encoding="utf-8")
+    text = f"{comment}\n\n" + TWO.read_text(encoding="utf-8")
     assert found(lint_source(text, filename="train.py")) == expected
 
 
