@@ -184,3 +184,12 @@ def test_syntax_error_is_a_diagnostic_not_a_crash(tmp_path: Path) -> None:
         assert [(d.code, d.range.start.line) for d in published.diagnostics] == [("E999", 0)]
 
     run_session(tmp_path, script)
+
+
+def test_server_without_pygls_says_which_extra_to_install() -> None:
+    import subprocess
+
+    code = "import sys; sys.modules['pygls'] = None; from ddplint.cli import main; main(['server'])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "pip install 'ddplint[lsp]'" in done.stderr

@@ -75,3 +75,14 @@ def test_dash_cannot_be_mixed_with_paths(tmp_path: Path) -> None:
     result = run(["check", "-", "a.py"], cwd=tmp_path, input=b"")
     assert result.returncode == 2
     assert "cannot be combined" in result.stderr.decode()
+
+
+def test_diff_prints_the_fixes_and_writes_nothing(tmp_path: Path) -> None:
+    result = run(
+        ["check", "--diff", "--stdin-filename", "train.py", "-"], cwd=tmp_path, input=TWO.read_bytes()
+    )
+    assert result.returncode == 1
+    diff = result.stdout.decode()
+    assert diff.startswith("--- a/train.py\n+++ b/train.py\n")
+    assert "+        sampler.set_epoch(epoch)\n" in diff
+    assert list(tmp_path.iterdir()) == []
