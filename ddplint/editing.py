@@ -7,9 +7,8 @@ import re
 import tokenize
 
 from ddplint.diagnostics import Diagnostic
+from ddplint.noqa import NOQA_COMMENT
 from ddplint.source import Source
-
-_NOQA = re.compile(r"#\s*noqa(?P<colon>:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
 def client_units(text: str, encoding: str = "utf-16") -> int:
@@ -23,13 +22,13 @@ def client_units(text: str, encoding: str = "utf-16") -> int:
 
 def noqa_line(line: str, code: str) -> str | None:
     """`line` with `code` added to its `# noqa: ...` comment (or a new one); None if it has `# noqa`."""
-    match = _NOQA.search(line)
+    match = NOQA_COMMENT.search(line)
     if match is None:
         body = line.rstrip()
         return f"{body}  # noqa: {code}"
-    if match.group("colon") is None:
-        return None  # a bare noqa comment already suppresses every code
     codes = match.group("codes")
+    if codes is None:
+        return None  # a bare noqa comment already suppresses every code
     if code in re.split(r"[\s,]+", codes.upper()):
         return None
     end = match.end("codes")
@@ -73,7 +72,7 @@ def _is_noqa_comment(text: str, row: int, d: Diagnostic) -> bool:
 
 
 def _names(comment: str, code: str) -> bool:
-    match = _NOQA.match(comment)
+    match = NOQA_COMMENT.match(comment)
     if match is None:
         return False
     codes = match.group("codes")

@@ -9,7 +9,7 @@ from ddplint.diagnostics import Diagnostic
 
 # A code has digits (as flake8 and ruff require): words after the codes are an explanation.
 _CODES = r"[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*"
-_LINE = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
+NOQA_COMMENT = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
 _FILE = re.compile(rf"^\s*#\s*ddplint:\s*noqa(?::\s*(?P<codes>{_CODES}))?\s*$", re.IGNORECASE)
 
 
@@ -57,7 +57,7 @@ def parse_suppressions(lines: list[str]) -> Suppressions:
             continue
         if "#" not in line:
             continue
-        match = _LINE.search(line[line.index("#") :])
+        match = NOQA_COMMENT.search(line[line.index("#") :])
         if match:
             result.lines[row] = _split(match.group("codes"))
     result.file_codes = frozenset(file_codes) if file_codes else None
