@@ -36,7 +36,7 @@ def noqa_line(line: str, code: str) -> str | None:
 
 
 def disable_edit(d: Diagnostic) -> tuple[int, str] | None:
-    """(row, new text of that row) adding `# noqa: CODE` where it suppresses `d` and still parses.
+    """(row, new text of that row) with a `# noqa: CODE` comment that suppresses `d`, or None.
 
     The finding's own row comes first; the statement's first row when the finding's row ends
     inside a string, where a comment would become part of the text.
@@ -50,8 +50,7 @@ def disable_edit(d: Diagnostic) -> tuple[int, str] | None:
         new_line = noqa_line(source.line_text(row), d.code)
         if new_line is None:
             continue
-        start = source.line_starts[row - 1]
-        end = start + len(source.line_text(row))
+        start, end = line_span(source, row)
         text = source.text[:start] + new_line + source.text[end:]
         if _is_noqa_comment(text, row, d):
             return row, new_line
@@ -72,7 +71,7 @@ def _is_noqa_comment(text: str, row: int, d: Diagnostic) -> bool:
 
 
 def _names(comment: str, code: str) -> bool:
-    match = NOQA_COMMENT.match(comment)
+    match = NOQA_COMMENT.search(comment)
     if match is None:
         return False
     codes = match.group("codes")
