@@ -39,15 +39,15 @@ def check_buffer(
     budget: float = DEFAULT_BUDGET,
     fix: bool = False,
     unsafe_fixes: bool = False,
-    line_noqa: bool = True,
+    noqa: bool = True,
 ) -> BufferResult:
     """Check `data` as the content of `filename`, with the modules it imports read from disk.
 
-    `budget` bounds the seconds spent loading those modules (0: the buffer alone). `line_noqa`
-    off ignores line-level noqa comments (flake8's `--disable-noqa`).
+    `budget` bounds the seconds spent loading those modules (0: the buffer alone). `noqa` off
+    ignores suppression comments (flake8's `--disable-noqa`).
     """
     linter = Linter(settings)
-    linter.line_noqa = line_noqa
+    linter.honour_noqa = noqa
     try:
         facts = linter.facts_for(buffer_source(filename, data))
     except LoadError as exc:

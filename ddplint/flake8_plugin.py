@@ -3,7 +3,8 @@
 flake8 owns selection (`--select`, `--ignore`, `--extend-ignore`, `per-file-ignores`);
 `[tool.ddplint]` contributes only what the analysis needs (`collectives`, `rank-predicates`).
 flake8 applies a noqa comment to the row it is on; ddplint also applies one on the first row of
-a statement spanning several rows, as `ddplint check` does (off with flake8's `--disable-noqa`).
+a statement spanning several rows, and `# ddplint: noqa` file comments, as `ddplint check` does
+(all off with flake8's `--disable-noqa`).
 The source comes from flake8's `lines`, never from the file on disk: editors lint unsaved buffers.
 """
 
@@ -68,7 +69,7 @@ class Plugin:
             "".join(self.lines),
             _analysis_settings(folder),
             budget=self.context_budget,
-            line_noqa=self.honour_noqa,
+            noqa=self.honour_noqa,
         )
         for d in result.diagnostics:
             if d.code in _FLAKE8_OWN:

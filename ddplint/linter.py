@@ -83,8 +83,8 @@ class Linter:
         self.codes = enabled_codes(self.settings)
         self.rules = [rule for rule in ALL_RULES if rule.code in self.codes]
         self.project = Project()
-        # Off for flake8's --disable-noqa.
-        self.line_noqa = True
+        # Off for flake8's --disable-noqa: suppression comments are ignored.
+        self.honour_noqa = True
 
     def facts_for(self, source: Source, module_name: str | None = None) -> ModuleFacts:
         tree = parse_source(source)
@@ -113,9 +113,8 @@ class Linter:
                 )
                 error.detail = traceback.format_exc()
                 ctx.diagnostics.append(error)
-        suppressions = parse_suppressions(facts.source.text.splitlines())
-        if not self.line_noqa:
-            suppressions.lines.clear()
+        lines = facts.source.text.splitlines() if self.honour_noqa else []
+        suppressions = parse_suppressions(lines)
         ignored = ignored_for_file(self.settings, facts.filename)
         kept = [
             d

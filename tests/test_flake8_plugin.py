@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from surfaces import DATA, EXAMPLE, EXAMPLE_FINDINGS, REPO, positions, run
+from surfaces import DATA, EXAMPLE, EXAMPLE_FINDINGS, REPO, TWO, positions, run
 
 
 def flake8(*args: str, cwd: Path = REPO, input: bytes | None = None) -> list[tuple[str, int, int, str]]:
@@ -79,3 +79,10 @@ def test_syntax_errors_are_left_to_flake8(tmp_path: Path) -> None:
     (tmp_path / "bad.py").write_text("def f(:\n", encoding="utf-8")
     found = flake8("bad.py", cwd=tmp_path)
     assert [f[3] for f in found] == ["E999"]
+
+
+def test_file_level_noqa_and_disable_noqa(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("# ddplint: noqa: DDP001\n" + TWO.read_text(encoding="utf-8"))
+    assert [(f[1], f[3]) for f in flake8("--select", "DDP", "train.py", cwd=tmp_path)] == [(7, "DDP002")]
+    everything = flake8("--select", "DDP", "--disable-noqa", "train.py", cwd=tmp_path)
+    assert [(f[1], f[3]) for f in everything] == [(7, "DDP002"), (8, "DDP001")]
