@@ -63,14 +63,23 @@ class Plugin:
         cls.honour_noqa = not getattr(options, "disable_noqa", False)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        folder = str(Path(self.filename).resolve().parent)
-        result = check_buffer(
-            self.filename,
-            "".join(self.lines),
-            _analysis_settings(folder),
-            budget=self.context_budget,
-            noqa=self.honour_noqa,
-        )
+        try:
+            folder = str(Path(self.filename).resolve().parent)
+            result = check_buffer(
+                self.filename,
+                "".join(self.lines),
+                _analysis_settings(folder),
+                budget=self.context_budget,
+                noqa=self.honour_noqa,
+            )
+        except Exception as exc:  # a bug of ours must not stop flake8's run
+            yield (
+                1,
+                0,
+                f"DDP900 internal error in ddplint ({type(exc).__name__}: {exc}) — please report",
+                type(self),
+            )
+            return
         for d in result.diagnostics:
             if d.code in _FLAKE8_OWN:
                 continue

@@ -92,8 +92,8 @@ def load_neighbours(
                 seen.add(path)
                 try:
                     module = _load(linter, path)
-                except (LoadError, OSError):
-                    continue
+                except (LoadError, OSError, RecursionError, MemoryError):
+                    continue  # context is best effort: the checked file is still checked
                 linter.project.add(module)
                 queue.append((root, module))
                 loaded += 1

@@ -16,7 +16,7 @@ from pygls.lsp.server import LanguageServer
 from ddplint import __version__
 from ddplint.buffer import check_buffer
 from ddplint.config import ConfigError, Settings, load_settings
-from ddplint.diagnostics import Applicability, Diagnostic, Location
+from ddplint.diagnostics import INTERNAL_ERROR, Applicability, Diagnostic, Location, input_error
 from ddplint.editing import client_units, disable_edit, line_span
 from ddplint.source import Source
 
@@ -67,9 +67,13 @@ def lint_document(server: DdplintServer, uri: str) -> list[Diagnostic]:
     settings, problem = _settings_for(str(Path(filename).resolve().parent))
     if problem:
         server.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=problem))
-    result = check_buffer(filename, document.source, settings, budget=CONTEXT_BUDGET)
-    server.results[uri] = (document.version, result.diagnostics)
-    return result.diagnostics
+    try:
+        diagnostics = check_buffer(filename, document.source, settings, budget=CONTEXT_BUDGET).diagnostics
+    except Exception as exc:  # a bug of ours must not take the editor's server down
+        message = f"internal error in ddplint ({type(exc).__name__}: {exc}) — please report"
+        diagnostics = [input_error(INTERNAL_ERROR, filename, message)]
+    server.results[uri] = (document.version, diagnostics)
+    return diagnostics
 
 
 def to_lsp(d: Diagnostic, encoding: str) -> types.Diagnostic:

@@ -86,3 +86,15 @@ def test_file_level_noqa_and_disable_noqa(tmp_path: Path) -> None:
     assert [(f[1], f[3]) for f in flake8("--select", "DDP", "train.py", cwd=tmp_path)] == [(7, "DDP002")]
     everything = flake8("--select", "DDP", "--disable-noqa", "train.py", cwd=tmp_path)
     assert [(f[1], f[3]) for f in everything] == [(7, "DDP002"), (8, "DDP001")]
+
+
+def test_an_internal_error_is_reported_not_raised(monkeypatch) -> None:
+    from ddplint import flake8_plugin
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(flake8_plugin, "check_buffer", broken)
+    [(row, col, message, _)] = list(flake8_plugin.Plugin(None, "a.py", ["x = 1\n"]).run())
+    assert (row, col) == (1, 0)
+    assert message.startswith("DDP900 internal error in ddplint (RuntimeError: boom)")
