@@ -1,17 +1,21 @@
-"""The project around one file: the modules it imports from its own package, found on disk.
+"""The project around some files: the modules they import, and the other modules of their package.
 
-Tools that hand us a single file (flake8, editors, stdin) still need the project index: a call
-into a sibling module may reach a collective two calls down. Imports are followed breadth-first
-from the file, within a time and size budget; past it, the analysis uses what it has.
+Tools that hand us a few files (flake8, editors, stdin, pre-commit) still need the project index:
+a call into a sibling module may reach a collective two calls down, and the loop that iterates a
+loader may live in the module that imports the one building it. Imports are followed first, then
+the package's other modules, nearest folder first, within a time and size budget; past it, the
+analysis uses what it has.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterator
 from pathlib import Path
 
+from ddplint.config import DEFAULT_EXCLUDES
 from ddplint.facts import ModuleFacts
 from ddplint.linter import Linter, LoadError
 
@@ -46,6 +50,26 @@ def module_files(root: Path, qualname: str) -> Iterator[Path]:
             found = True
 
 
+def package_top(folder: Path) -> Path | None:
+    """The outermost package folder holding `folder`, or None when `folder` is not a package."""
+    if not (folder / "__init__.py").is_file():
+        return None
+    while (folder.parent / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def package_modules(top: Path) -> Iterator[Path]:
+    """Every module of a package, walking only into subpackages (folders with `__init__.py`)."""
+    for here, dirs, files in os.walk(top):
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".") and d not in DEFAULT_EXCLUDES and Path(here, d, "__init__.py").is_file()
+        )
+        yield from (Path(here, f) for f in sorted(files) if f.endswith(".py"))
+
+
 def _load(linter: Linter, path: Path) -> ModuleFacts:
     stat = path.stat()
     key = (stat.st_mtime_ns, stat.st_size)
@@ -66,35 +90,56 @@ def load_neighbours(
     budget: float = DEFAULT_BUDGET,
     max_modules: int = MAX_MODULES,
 ) -> int:
-    """Add the project modules that `modules` import (transitively) to `linter.project`.
+    """Add the project modules around `modules` to `linter.project`; return how many were added.
 
-    Files already among `modules` are not read again. Returns how many modules were added.
+    Files already among `modules` are not read again.
     """
     deadline = time.monotonic() + budget
     seen: set[Path] = set()
-    queue: deque[tuple[Path, ModuleFacts]] = deque()
+    imports: deque[tuple[Path, ModuleFacts]] = deque()
+    starts: list[Path] = []
     for facts in modules:
         try:
             path = facts.path.resolve()
         except OSError:
             continue
         seen.add(path)
-        queue.append((import_root(path), facts))
+        starts.append(path)
+        imports.append((import_root(path), facts))
+    siblings = _siblings(starts)
     loaded = 0
-    while queue:
-        root, current = queue.popleft()
-        for target in sorted(set(current.imports.aliases.values())):
-            for path in module_files(root, target):
-                if path in seen:
-                    continue
-                if time.monotonic() > deadline or loaded >= max_modules:
-                    return loaded
-                seen.add(path)
-                try:
-                    module = _load(linter, path)
-                except (LoadError, OSError, RecursionError, MemoryError):
-                    continue  # context is best effort: the checked file is still checked
-                linter.project.add(module)
-                queue.append((root, module))
-                loaded += 1
-    return loaded
+    while True:
+        if imports:
+            root, current = imports.popleft()
+            candidates = [
+                p for t in sorted(set(current.imports.aliases.values())) for p in module_files(root, t)
+            ]
+        else:
+            sibling = next(siblings, None)
+            if sibling is None:
+                return loaded
+            root, candidates = import_root(sibling), [sibling]
+        for path in candidates:
+            if path in seen:
+                continue
+            if time.monotonic() > deadline or loaded >= max_modules:
+                return loaded
+            seen.add(path)
+            try:
+                module = _load(linter, path)
+            except (LoadError, OSError, RecursionError, MemoryError):
+                continue  # context is best effort: the checked files are still checked
+            linter.project.add(module)
+            imports.append((root, module))
+            loaded += 1
+
+
+def _siblings(starts: list[Path]) -> Iterator[Path]:
+    """The modules beside each start file that belongs to a package, then the rest of each
+    outermost package; each listed once. Loose scripts only bring what they import: a folder
+    of unrelated scripts is not a project."""
+    folders = [f for f in dict.fromkeys(start.parent for start in starts) if (f / "__init__.py").is_file()]
+    for folder in folders:
+        yield from sorted(folder.glob("*.py"))
+    for top in dict.fromkeys(top for top in map(package_top, folders) if top is not None):
+        yield from package_modules(top)

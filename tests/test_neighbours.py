@@ -51,3 +51,23 @@ def test_a_changed_module_is_read_again(tmp_path: Path) -> None:
     assert run([target], Settings(root=root)).diagnostics == []
     (root / "pkg" / "helpers.py").write_text("def start_epoch(sampler, epoch):\n    pass\n", encoding="utf-8")
     assert [d.code for d in run([target], Settings(root=root)).diagnostics] == ["DDP002"]
+
+
+def test_the_package_modules_that_import_a_file_are_read_too(tmp_path: Path) -> None:
+    # proj/data.py builds the loader; proj/train.py, which imports it, iterates it.
+    shutil.copytree(DATA / "returned", tmp_path / "returned")
+    linter = Linter()
+    facts = linter.load(str(tmp_path / "returned" / "proj" / "data.py"))
+    linter.project.add(facts)
+    assert load_neighbours(linter, [facts]) == 2
+    assert sorted(linter.project.modules) == ["proj", "proj.data", "proj.train"]
+
+
+def test_loose_scripts_bring_only_what_they_import(tmp_path: Path) -> None:
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text("import a\n", encoding="utf-8")
+    linter = Linter()
+    facts = linter.load(str(tmp_path / "train.py"))
+    assert load_neighbours(linter, [facts]) == 1
+    assert sorted(linter.project.modules) == ["a"]
