@@ -39,9 +39,7 @@ def _settings(config: Config, start: Path | None) -> Settings:
     return load_settings(None, start) if start is not None else Settings()
 
 
-def lint_source(
-    text: str, filename: str = "<stdin>.py", config: Config = None, *, settings: Settings | None = None
-) -> list[Diagnostic]:
+def lint_source(text: str, filename: str = "<stdin>.py", config: Config = None) -> list[Diagnostic]:
     """Check one module given as text, as if it were `filename`; the text is never read from disk.
 
     `config` is a `ddplint.config.Settings`, or the path of a `pyproject.toml` / `ddplint.toml`;
@@ -51,7 +49,7 @@ def lint_source(
     from ddplint.buffer import buffer_source
     from ddplint.linter import Linter, LoadError
 
-    linter = Linter(settings or _settings(config, None))
+    linter = Linter(_settings(config, None))
     try:
         facts = linter.facts_for(buffer_source(filename, text))
     except LoadError as exc:
@@ -60,9 +58,7 @@ def lint_source(
     return linter.check(facts)
 
 
-def lint_paths(
-    paths: list[str | os.PathLike], config: Config = None, *, settings: Settings | None = None
-) -> list[Diagnostic]:
+def lint_paths(paths: list[str | os.PathLike], config: Config = None) -> list[Diagnostic]:
     """Check files and folders as one project, like `ddplint check PATHS`; nothing is written.
 
     With `config` None, settings come from the nearest `pyproject.toml` with a `[tool.ddplint]`
@@ -71,4 +67,4 @@ def lint_paths(
     from ddplint.runner import run
 
     targets = [str(p) for p in paths] or ["."]
-    return run(targets, settings or _settings(config, Path(targets[0]))).diagnostics
+    return run(targets, _settings(config, Path(targets[0]))).diagnostics

@@ -74,7 +74,7 @@ def test_noqa_words_after_the_codes_are_an_explanation() -> None:
 def test_per_file_ignores_globs(tmp_path: Path, pattern: str, path: str, ignored: bool) -> None:
     settings = Settings(root=tmp_path, per_file_ignores={pattern: ["DDP001"]})
     target = tmp_path / path
-    diagnostics = lint_source(SHUFFLED, filename=str(target), settings=settings)
+    diagnostics = lint_source(SHUFFLED, filename=str(target), config=settings)
     assert found(diagnostics) == ([] if ignored else [(3, "DDP001")])
 
 
