@@ -3,8 +3,9 @@
 Tools that hand us a few files (flake8, editors, stdin, pre-commit) still need the project index:
 a call into a sibling module may reach a collective two calls down, and the loop that iterates a
 loader may live in the module that imports the one building it. Imports are followed first, then
-the package's other modules, nearest folder first, within a time and size budget; past it, the
-analysis uses what it has.
+the package's modules that import a checked one, nearest folder first, within a time and size
+budget; past it, the analysis uses what it has. Unrelated modules stay out: the analysis
+simulates every module it is given.
 """
 
 from __future__ import annotations
@@ -92,7 +93,9 @@ def load_neighbours(
 ) -> int:
     """Add the project modules around `modules` to `linter.project`; return how many were added.
 
-    Files already among `modules` are not read again.
+    First what `modules` import, transitively; then the package modules that import one of
+    `modules` (and what those import). Unrelated modules are left out: every module added is
+    analysed with the checked ones. Files already among `modules` are not read again.
     """
     deadline = time.monotonic() + budget
     seen: set[Path] = set()
@@ -106,9 +109,11 @@ def load_neighbours(
         seen.add(path)
         starts.append(path)
         imports.append((import_root(path), facts))
+    checked = {facts.module_name for facts in modules}
     siblings = _siblings(starts)
     loaded = 0
     while True:
+        importer = False  # candidates kept only if they import a checked module
         if imports:
             root, current = imports.popleft()
             candidates = [
@@ -118,7 +123,9 @@ def load_neighbours(
             sibling = next(siblings, None)
             if sibling is None:
                 return loaded
-            root, candidates = import_root(sibling), [sibling]
+            if sibling in seen or not _may_import(sibling, checked):
+                continue
+            root, candidates, importer = import_root(sibling), [sibling], True
         for path in candidates:
             if path in seen:
                 continue
@@ -129,9 +136,28 @@ def load_neighbours(
                 module = _load(linter, path)
             except (LoadError, OSError, RecursionError, MemoryError):
                 continue  # context is best effort: the checked files are still checked
+            if importer and not _imports_any(module, checked):
+                continue
             linter.project.add(module)
             imports.append((root, module))
             loaded += 1
+
+
+def _may_import(path: Path, modules: set[str]) -> bool:
+    """A cheap byte scan: can `path` import one of `modules`? (Confirmed after parsing.)"""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return any(name.rsplit(".", 1)[-1].encode() in data for name in modules)
+
+
+def _imports_any(module: ModuleFacts, modules: set[str]) -> bool:
+    return any(
+        target == name or target.startswith(name + ".")
+        for target in module.imports.aliases.values()
+        for name in modules
+    )
 
 
 def _siblings(starts: list[Path]) -> Iterator[Path]:

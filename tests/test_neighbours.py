@@ -53,9 +53,11 @@ def test_a_changed_module_is_read_again(tmp_path: Path) -> None:
     assert [d.code for d in run([target], Settings(root=root)).diagnostics] == ["DDP002"]
 
 
-def test_the_package_modules_that_import_a_file_are_read_too(tmp_path: Path) -> None:
+def test_the_package_modules_that_import_a_file_are_read_too_and_no_others(tmp_path: Path) -> None:
     # proj/data.py builds the loader; proj/train.py, which imports it, iterates it.
     shutil.copytree(DATA / "returned", tmp_path / "returned")
+    # Unrelated modules stay out, even when they mention the module's name.
+    (tmp_path / "returned" / "proj" / "unrelated.py").write_text("data = 1\n", encoding="utf-8")
     linter = Linter()
     facts = linter.load(str(tmp_path / "returned" / "proj" / "data.py"))
     linter.project.add(facts)
