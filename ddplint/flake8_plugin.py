@@ -53,8 +53,8 @@ class Plugin:
             type=float,
             default=DEFAULT_BUDGET,
             parse_from_config=True,
-            help="Seconds ddplint may spend reading the modules a file imports and the other "
-            "modules of its package (0: the file alone). Default: %(default)s",
+            help="Seconds ddplint may spend reading the modules a file imports and the modules "
+            "of its package that import it (0: the file alone). Default: %(default)s",
         )
 
     @classmethod
