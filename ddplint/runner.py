@@ -22,8 +22,8 @@ class RunOptions:
     unsafe_fixes: bool = False
     diff: bool = False
     force_exclude: bool = False
-    # Seconds for reading the project modules that the checked files import but the run
-    # does not include (pre-commit passes only the changed files); 0 turns it off.
+    # Seconds for reading the project modules around the checked files that the run does not
+    # include (pre-commit passes only the changed files); 0 turns it off.
     context_budget: float = DEFAULT_BUDGET
 
 
@@ -89,15 +89,11 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
     if changed and options.diff:
         result.diff = unified_diff(facts.filename, facts.source.text, outcome.text)
         # Report what would be fixed as still present: nothing was written.
-        result.diagnostics = linter.check(facts)
-        result.fixed_count = 0
-        result.fixed_codes = Counter()
+        _nothing_written(linter, facts, result)
     elif changed and options.fix:
         path = Path(facts.filename)
         if not os.access(path, os.W_OK):
-            result.diagnostics = linter.check(facts)
-            result.fixed_count = 0
-            result.fixed_codes = Counter()
+            _nothing_written(linter, facts, result)
             result.diagnostics.append(
                 input_error(IO_ERROR, facts.filename, "cannot write fixes: file is read-only")
             )
@@ -105,15 +101,20 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
             try:
                 write_atomically(path, facts.source, outcome.text)
             except OSError as exc:
-                result.diagnostics = linter.check(facts)
-                result.fixed_count = 0
-                result.fixed_codes = Counter()
+                _nothing_written(linter, facts, result)
                 reason = exc.strerror or str(exc)
                 result.diagnostics.append(
                     input_error(IO_ERROR, facts.filename, f"cannot write fixes: {reason}")
                 )
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
+
+
+def _nothing_written(linter: Linter, facts, result: FileResult) -> None:
+    """The fixes stay unwritten: report the findings of the file as it is."""
+    result.diagnostics = linter.check(facts)
+    result.fixed_count = 0
+    result.fixed_codes = Counter()
 
 
 def unified_diff(filename: str, old: str, new: str) -> str:
