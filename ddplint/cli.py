@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from ddplint import __version__
+from ddplint.buffer import check_buffer
 from ddplint.config import ConfigError, Settings, load_settings
-from ddplint.diagnostics import INTERNAL_ERROR
+from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, input_error
+from ddplint.discovery import is_excluded
 from ddplint.pages import rule_page
 from ddplint.report import FORMATS
+from ddplint.report.statistics import render_fixes, render_statistics
 from ddplint.rules import ALL_RULES, RULES_BY_CODE
-from ddplint.runner import RunOptions, run
+from ddplint.runner import RunOptions, run, unified_diff
 from ddplint.selection import enabled_codes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -52,6 +56,12 @@ def main() -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to paths given explicitly too.")
 @click.option("--config", "config_path", type=click.Path(), help="Read settings from this TOML file.")
+@click.option(
+    "--stdin-filename",
+    help="Read the source from stdin (path `-` or none) and report it under this file name.",
+)
+@click.option("--statistics", is_flag=True, help="Print how many findings each code has, not each finding.")
+@click.option("--show-fixes", is_flag=True, help="List what `--fix` fixed, per file and code.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of internal errors.")
 def check(
@@ -66,17 +76,36 @@ def check(
     exit_zero: bool,
     force_exclude: bool,
     config_path: str | None,
+    stdin_filename: str | None,
+    statistics: bool,
+    show_fixes: bool,
     quiet: bool,
     verbose: bool,
 ) -> None:
-    """Check PATHS (files or folders; default: the current folder)."""
-    targets = list(paths) or ["."]
+    """Check PATHS (files or folders; default: the current folder; `-`: stdin)."""
+    reading_stdin = list(paths) == ["-"] or (stdin_filename is not None and not paths)
+    if "-" in paths and not reading_stdin:
+        _fail("`-` (stdin) cannot be combined with other paths")
+    targets = [stdin_filename or "-"] if reading_stdin else (list(paths) or ["."])
     try:
-        settings = load_settings(Path(config_path) if config_path else None, Path(targets[0]))
+        start = Path(targets[0]) if targets[0] != "-" else Path.cwd()
+        settings = load_settings(Path(config_path) if config_path else None, start)
         _apply_cli_selection(settings, select, extend_select, ignore)
         enabled_codes(settings)
     except ConfigError as exc:
         _fail(str(exc))
+        return
+    if reading_stdin:
+        report = Report(output_format, statistics, show_fixes, quiet, exit_zero)
+        check_stdin(
+            targets[0],
+            settings,
+            report,
+            fix=fix,
+            unsafe_fixes=unsafe_fixes,
+            diff=diff,
+            force_exclude=force_exclude,
+        )
         return
     missing = [p for p in targets if not Path(p).exists() and not Path(p).is_symlink()]
     if missing and len(missing) == len(targets):
@@ -101,12 +130,75 @@ def check(
         if _has_internal_error(diagnostics):
             sys.exit(EXIT_ERROR)
         sys.exit(EXIT_FINDINGS if result.diffs else EXIT_CLEAN)
-    sys.stdout.write(FORMATS[output_format](diagnostics))
-    if output_format in ("full", "concise") and not quiet:
-        click.echo(_summary(diagnostics, result.fixed, fix))
-    if _has_internal_error(diagnostics):
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
+    report = Report(output_format, statistics, show_fixes, quiet, exit_zero)
+    report.emit(diagnostics, result.fixed, fix, result.fixed_codes)
+
+
+@dataclass
+class Report:
+    """How findings are shown, and the exit code they give."""
+
+    output_format: str
+    statistics: bool = False
+    show_fixes: bool = False
+    quiet: bool = False
+    exit_zero: bool = False
+
+    @property
+    def is_text(self) -> bool:
+        return self.output_format in ("full", "concise")
+
+    def emit(self, diagnostics, fixed: int, fixing: bool, fixed_codes, *, to_stderr: bool = False) -> None:
+        """Print the findings (or their statistics), the fixes and the summary; then exit."""
+        out = sys.stderr if to_stderr else sys.stdout
+        if self.statistics:
+            out.write(render_statistics(diagnostics, as_json=self.output_format == "json"))
+        else:
+            out.write(FORMATS[self.output_format](diagnostics))
+        if self.show_fixes and fixing:
+            # Machine-readable formats keep stdout to themselves.
+            (out if self.is_text else sys.stderr).write(render_fixes(fixed_codes))
+        if self.is_text and not self.quiet and not self.statistics:
+            click.echo(_summary(diagnostics, fixed, fixing), err=to_stderr)
+        if _has_internal_error(diagnostics):
+            sys.exit(EXIT_ERROR)
+        sys.exit(EXIT_FINDINGS if diagnostics and not self.exit_zero else EXIT_CLEAN)
+
+
+def check_stdin(
+    filename: str,
+    settings: Settings,
+    report: Report,
+    *,
+    fix: bool,
+    unsafe_fixes: bool,
+    diff: bool,
+    force_exclude: bool,
+) -> None:
+    """Check the source on stdin as `filename`; with --fix, print the fixed source to stdout."""
+    data = sys.stdin.buffer.read()
+    if force_exclude and filename != "-" and is_excluded(Path(filename), settings):
+        if fix:
+            sys.stdout.buffer.write(data)
+        sys.exit(EXIT_CLEAN)
+    result = check_buffer(filename, data, settings, fix=fix or diff, unsafe_fixes=unsafe_fixes)
+    diagnostics = result.diagnostics
+    if result.fix_error:
+        diagnostics.append(input_error(IO_ERROR, filename, result.fix_error))
+    fixed = sum(result.fixed_codes.values())
+    if diff:
+        if result.facts is not None and result.fixed_text != result.facts.source.text:
+            sys.stdout.write(unified_diff(filename, result.facts.source.text, result.fixed_text or ""))
+            sys.exit(EXIT_FINDINGS)
+        sys.exit(EXIT_ERROR if _has_internal_error(diagnostics) else EXIT_CLEAN)
+    if fix:
+        # stdout carries the fixed source, byte for byte as it came (encoding, BOM, newlines).
+        if result.facts is not None and result.fixed_text is not None:
+            sys.stdout.buffer.write(result.facts.source.to_bytes(result.fixed_text))
+        else:
+            sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    report.emit(diagnostics, fixed, fix, {filename: result.fixed_codes}, to_stderr=fix)
 
 
 def _apply_cli_selection(settings: Settings, select, extend_select, ignore) -> None:
@@ -136,6 +228,17 @@ def _summary(diagnostics, fixed: int, fixing: bool) -> str:
 
 def _has_internal_error(diagnostics) -> bool:
     return any(d.code == INTERNAL_ERROR for d in diagnostics)
+
+
+@main.command()
+def server() -> None:
+    """Run the language server over stdio (needs `pip install 'ddplint[lsp]'`)."""
+    try:
+        from ddplint.server import serve
+    except ImportError as exc:
+        _fail(f"`ddplint server` needs pygls 2 ({exc}); install it with: pip install 'ddplint[lsp]'")
+        return
+    serve()
 
 
 @main.command()

@@ -25,6 +25,12 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Range:
+    start: Location
+    end: Location  # exclusive: the position just after the last character
+
+
+@dataclass(frozen=True)
 class Edit:
     """Replace source[start:end] (character offsets) with `content`."""
 
@@ -59,6 +65,10 @@ class Diagnostic:
     # The text the finding was made in: for snippets and for locating fix edits.
     source: Source | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def range(self) -> Range:
+        return Range(self.location, self.end_location)
+
     def edit_location(self, offset: int) -> Location:
         if self.source is None:
             return Location(0, 0)
@@ -66,9 +76,9 @@ class Diagnostic:
 
     @property
     def url(self) -> str:
-        from ddplint import __url__
+        from ddplint.pages import rule_url
 
-        return f"{__url__}/blob/main/rules/{self.code}.md"
+        return rule_url(self.code)
 
     def sort_key(self) -> tuple:
         return (self.filename, self.location.row, self.location.column, self.code, self.message)

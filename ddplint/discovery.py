@@ -32,17 +32,32 @@ def _gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
 
 
 def is_excluded(path: Path, settings: Settings, spec: pathspec.GitIgnoreSpec | None = None) -> bool:
-    """Whether a path (file or folder) matches the configured excludes, by name or by path."""
+    """Whether a path (file or folder) matches the configured excludes.
+
+    Patterns are matched against the path relative to the configuration's folder, so that the
+    folders above the project (a checkout under `~/build/`) never exclude it; a path outside that
+    folder is matched by its own components as given.
+    """
     spec = spec or _exclude_spec(settings)
-    try:
-        relative = path.resolve().relative_to(settings.root.resolve())
-        candidates = [relative.as_posix()]
-    except ValueError:
-        candidates = []
-    candidates.append(path.name)
-    for part in path.parts:
-        candidates.append(part)
+    relative = _relative_to_root(path, settings.root)
+    if relative is not None:
+        if relative.as_posix() == ".":
+            return False
+        candidates = [relative.as_posix(), *relative.parts]
+    elif path.is_absolute():
+        candidates = [path.name]
+    else:
+        candidates = [path.as_posix(), *path.parts]
     return any(spec.match_file(c) for c in candidates if c not in ("", ".", ".."))
+
+
+def _relative_to_root(path: Path, root: Path) -> Path | None:
+    for resolve in (os.path.abspath, os.path.realpath):
+        try:
+            return Path(resolve(path)).relative_to(resolve(root))
+        except ValueError:
+            continue
+    return None
 
 
 def discover(paths: list[str], settings: Settings, *, force_exclude: bool = False) -> Discovery:

@@ -6,7 +6,8 @@ import contextlib
 import os
 import stat
 import tempfile
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ddplint.diagnostics import Applicability, Diagnostic, Edit
@@ -23,6 +24,8 @@ class FixOutcome:
     fixed: int
     remaining: list[Diagnostic]
     error: str | None = None
+    # How many findings of each code the fixes removed, for --show-fixes.
+    fixed_codes: Counter[str] = field(default_factory=Counter)
 
 
 def allowed(unsafe: bool) -> frozenset[Applicability]:
@@ -62,6 +65,7 @@ def fix_module(linter: Linter, facts: ModuleFacts, *, unsafe: bool = False) -> F
     source = facts.source
     text = source.text
     fixed = 0
+    fixed_codes: Counter[str] = Counter()
     diagnostics = linter.check(facts)
     for _ in range(MAX_PASSES):
         edits = _non_overlapping(diagnostics, kinds)
@@ -76,14 +80,16 @@ def fix_module(linter: Linter, facts: ModuleFacts, *, unsafe: bool = False) -> F
                 text,
                 fixed,
                 diagnostics,
-                f"a fix produced code that does not parse ({exc.diagnostic.message}); "
+                error=f"a fix produced code that does not parse ({exc.diagnostic.message}); "
                 "the file was left as it was after the previous pass",
+                fixed_codes=fixed_codes,
             )
         linter.project.replace(new_facts)
         new_diagnostics = linter.check(new_facts)
         fixed += max(0, len(diagnostics) - len(new_diagnostics))
+        fixed_codes += Counter(d.code for d in diagnostics) - Counter(d.code for d in new_diagnostics)
         text, facts, diagnostics = candidate, new_facts, new_diagnostics
-    return FixOutcome(text, fixed, diagnostics)
+    return FixOutcome(text, fixed, diagnostics, fixed_codes=fixed_codes)
 
 
 def write_atomically(path: Path, source: Source, text: str) -> None:

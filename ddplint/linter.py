@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import traceback
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,7 @@ class FileResult:
     fixed_count: int = 0
     fix_error: str | None = None
     diff: str | None = None
+    fixed_codes: Counter[str] = field(default_factory=Counter)
 
 
 def read_source(filename: str, data: bytes | None = None) -> Source:
@@ -81,6 +83,8 @@ class Linter:
         self.codes = enabled_codes(self.settings)
         self.rules = [rule for rule in ALL_RULES if rule.code in self.codes]
         self.project = Project()
+        # Off for flake8's --disable-noqa: suppression comments are ignored.
+        self.honour_noqa = True
 
     def facts_for(self, source: Source, module_name: str | None = None) -> ModuleFacts:
         tree = parse_source(source)
@@ -109,7 +113,8 @@ class Linter:
                 )
                 error.detail = traceback.format_exc()
                 ctx.diagnostics.append(error)
-        suppressions = parse_suppressions(facts.source.text.splitlines())
+        lines = facts.source.text.splitlines() if self.honour_noqa else []
+        suppressions = parse_suppressions(lines)
         ignored = ignored_for_file(self.settings, facts.filename)
         kept = [
             d

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from ddplint.diagnostics import Diagnostic
 
-_CODES = r"[A-Z]+[0-9]*(?:[\s,]+[A-Z]+[0-9]*)*"
-_LINE = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
+# A code has digits (as flake8 and ruff require): words after the codes are an explanation.
+_CODES = r"[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*"
+NOQA_COMMENT = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
 _FILE = re.compile(rf"^\s*#\s*ddplint:\s*noqa(?::\s*(?P<codes>{_CODES}))?\s*$", re.IGNORECASE)
 
 
@@ -20,7 +21,7 @@ def _split(codes: str | None) -> frozenset[str] | None:
 
 @dataclass
 class Suppressions:
-    # row → codes (None: all codes) for `# noqa` comments.
+    # row → codes (None: all codes) for line-level noqa comments.
     lines: dict[int, frozenset[str] | None] = field(default_factory=dict)
     # File-wide: None when nothing is suppressed, an empty set meaning all codes.
     file_codes: frozenset[str] | None = None
@@ -56,7 +57,7 @@ def parse_suppressions(lines: list[str]) -> Suppressions:
             continue
         if "#" not in line:
             continue
-        match = _LINE.search(line[line.index("#") :])
+        match = NOQA_COMMENT.search(line[line.index("#") :])
         if match:
             result.lines[row] = _split(match.group("codes"))
     result.file_codes = frozenset(file_codes) if file_codes else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
 from ddplint.discovery import discover
 from ddplint.fixer import fix_module, write_atomically
 from ddplint.linter import FileResult, Linter, LoadError
+from ddplint.neighbours import DEFAULT_BUDGET, load_neighbours
 
 
 @dataclass
@@ -20,6 +22,9 @@ class RunOptions:
     unsafe_fixes: bool = False
     diff: bool = False
     force_exclude: bool = False
+    # Seconds for reading the project modules around the checked files that the run does not
+    # include (pre-commit passes only the changed files); 0 turns it off.
+    context_budget: float = DEFAULT_BUDGET
 
 
 @dataclass
@@ -35,6 +40,11 @@ class RunResult:
     @property
     def fixed(self) -> int:
         return sum(f.fixed_count for f in self.files)
+
+    @property
+    def fixed_codes(self) -> dict[str, Counter[str]]:
+        """File → code → how many findings the fixes removed, for --show-fixes."""
+        return {f.filename: f.fixed_codes for f in self.files if f.fixed_codes}
 
     @property
     def diffs(self) -> list[str]:
@@ -59,6 +69,8 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
         linter.project.add(facts)
         loaded.append(facts)
     result.checked = len(found.files)
+    if options.context_budget > 0:
+        load_neighbours(linter, loaded, options.context_budget)
     for facts in loaded:
         result.files.append(check_one(linter, facts, options))
     result.files.sort(key=lambda f: f.filename)
@@ -70,19 +82,18 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
         return FileResult(facts.filename, linter.check(facts), facts)
     outcome = fix_module(linter, facts, unsafe=options.unsafe_fixes)
     result = FileResult(facts.filename, outcome.remaining, facts, outcome.text, outcome.fixed, outcome.error)
+    result.fixed_codes = outcome.fixed_codes
     if outcome.error:
         result.diagnostics.append(input_error(IO_ERROR, facts.filename, outcome.error))
     changed = outcome.text != facts.source.text
     if changed and options.diff:
         result.diff = unified_diff(facts.filename, facts.source.text, outcome.text)
         # Report what would be fixed as still present: nothing was written.
-        result.diagnostics = linter.check(facts)
-        result.fixed_count = 0
+        _nothing_written(linter, facts, result)
     elif changed and options.fix:
         path = Path(facts.filename)
         if not os.access(path, os.W_OK):
-            result.diagnostics = linter.check(facts)
-            result.fixed_count = 0
+            _nothing_written(linter, facts, result)
             result.diagnostics.append(
                 input_error(IO_ERROR, facts.filename, "cannot write fixes: file is read-only")
             )
@@ -90,14 +101,20 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
             try:
                 write_atomically(path, facts.source, outcome.text)
             except OSError as exc:
-                result.diagnostics = linter.check(facts)
-                result.fixed_count = 0
+                _nothing_written(linter, facts, result)
                 reason = exc.strerror or str(exc)
                 result.diagnostics.append(
                     input_error(IO_ERROR, facts.filename, f"cannot write fixes: {reason}")
                 )
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
+
+
+def _nothing_written(linter: Linter, facts, result: FileResult) -> None:
+    """The fixes stay unwritten: report the findings of the file as it is."""
+    result.diagnostics = linter.check(facts)
+    result.fixed_count = 0
+    result.fixed_codes = Counter()
 
 
 def unified_diff(filename: str, old: str, new: str) -> str:

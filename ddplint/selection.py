@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import fnmatch
+import os
+from functools import lru_cache
 from pathlib import PurePath
+
+import pathspec
 
 from ddplint.config import ConfigError, Settings
 from ddplint.rules import ALL_RULES
@@ -34,17 +38,32 @@ def enabled_codes(settings: Settings) -> frozenset[str]:
 
 
 def ignored_for_file(settings: Settings, filename: str) -> list[str]:
-    """Codes ignored for one file by `per-file-ignores` globs (matched relative to the config)."""
+    """Codes ignored for one file by `per-file-ignores` globs, matched relative to the config.
+
+    A pattern matches as an fnmatch glob (`*` crosses folders: `tests/*`), as a gitignore-style
+    pattern (`**/test_*.py`, `scripts/`), or against the file name alone (`__init__.py`).
+    """
     if not settings.per_file_ignores:
         return []
-    path = PurePath(filename)
+    path = PurePath(os.path.abspath(filename))
     try:
-        relative = path.relative_to(settings.root) if path.is_absolute() else path
+        relative = path.relative_to(os.path.abspath(settings.root))
     except ValueError:
-        relative = path
+        relative = PurePath(filename)
     text = relative.as_posix()
     codes: list[str] = []
     for pattern, ignored in settings.per_file_ignores.items():
-        if fnmatch.fnmatch(text, pattern) or fnmatch.fnmatch(path.name, pattern):
+        if _glob_matches(pattern, text, path.name):
             codes.extend(ignored)
     return codes
+
+
+def _glob_matches(pattern: str, relative: str, name: str) -> bool:
+    if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern):
+        return True
+    return _gitignore_pattern(pattern).match_file(relative)
+
+
+@lru_cache(maxsize=256)
+def _gitignore_pattern(pattern: str) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines([pattern])

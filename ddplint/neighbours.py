@@ -1,0 +1,171 @@
+"""The project around some files: the modules they import, and the other modules of their package.
+
+Tools that hand us a few files (flake8, editors, stdin, pre-commit) still need the project index:
+a call into a sibling module may reach a collective two calls down, and the loop that iterates a
+loader may live in the module that imports the one building it. Imports are followed first, then
+the package's modules that import a checked one, nearest folder first, within a time and size
+budget; past it, the analysis uses what it has. Unrelated modules stay out: the analysis
+simulates every module it is given.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict, deque
+from collections.abc import Iterator
+from pathlib import Path
+
+from ddplint.config import DEFAULT_EXCLUDES
+from ddplint.facts import ModuleFacts
+from ddplint.linter import Linter, LoadError
+
+DEFAULT_BUDGET = 2.0  # seconds
+MAX_MODULES = 200
+_CACHE_SIZE = 512
+
+# Resolved path → ((mtime_ns, size), facts): one flake8 worker or editor session loads a module once.
+_cache: OrderedDict[Path, tuple[tuple[int, int], ModuleFacts]] = OrderedDict()
+
+
+def import_root(path: Path) -> Path:
+    """The folder imports are resolved from: above the outermost package holding `path`."""
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def module_files(root: Path, qualname: str) -> Iterator[Path]:
+    """Files under `root` that `qualname` may live in: the longest module prefix, and its packages."""
+    parts = qualname.split(".")
+    found = False
+    for cut in range(len(parts), 0, -1):
+        base = root.joinpath(*parts[:cut])
+        package = base / "__init__.py"
+        if package.is_file():
+            yield package
+            found = True
+        elif not found and base.with_suffix(".py").is_file():
+            yield base.with_suffix(".py")
+            found = True
+
+
+def package_top(folder: Path) -> Path | None:
+    """The outermost package folder holding `folder`, or None when `folder` is not a package."""
+    if not (folder / "__init__.py").is_file():
+        return None
+    while (folder.parent / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def package_modules(top: Path) -> Iterator[Path]:
+    """Every module of a package, walking only into subpackages (folders with `__init__.py`)."""
+    for here, dirs, files in os.walk(top):
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".") and d not in DEFAULT_EXCLUDES and Path(here, d, "__init__.py").is_file()
+        )
+        yield from (Path(here, f) for f in sorted(files) if f.endswith(".py"))
+
+
+def _load(linter: Linter, path: Path) -> ModuleFacts:
+    stat = path.stat()
+    key = (stat.st_mtime_ns, stat.st_size)
+    cached = _cache.get(path)
+    if cached is not None and cached[0] == key:
+        _cache.move_to_end(path)
+        return cached[1]
+    facts = linter.load(str(path))
+    _cache[path] = (key, facts)
+    if len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+    return facts
+
+
+def load_neighbours(
+    linter: Linter,
+    modules: list[ModuleFacts],
+    budget: float = DEFAULT_BUDGET,
+    max_modules: int = MAX_MODULES,
+) -> int:
+    """Add the project modules around `modules` to `linter.project`; return how many were added.
+
+    First what `modules` import, transitively; then the package modules that import one of
+    `modules` (and what those import). Unrelated modules are left out: every module added is
+    analysed with the checked ones. Files already among `modules` are not read again.
+    """
+    deadline = time.monotonic() + budget
+    seen: set[Path] = set()
+    imports: deque[tuple[Path, ModuleFacts]] = deque()
+    starts: list[Path] = []
+    for facts in modules:
+        try:
+            path = facts.path.resolve()
+        except OSError:
+            continue
+        seen.add(path)
+        starts.append(path)
+        imports.append((import_root(path), facts))
+    checked = {facts.module_name for facts in modules}
+    siblings = _siblings(starts)
+    loaded = 0
+    while True:
+        importer = False  # candidates kept only if they import a checked module
+        if imports:
+            root, current = imports.popleft()
+            candidates = [
+                p for t in sorted(set(current.imports.aliases.values())) for p in module_files(root, t)
+            ]
+        else:
+            sibling = next(siblings, None)
+            if sibling is None:
+                return loaded
+            if sibling in seen or not _may_import(sibling, checked):
+                continue
+            root, candidates, importer = import_root(sibling), [sibling], True
+        for path in candidates:
+            if path in seen:
+                continue
+            if time.monotonic() > deadline or loaded >= max_modules:
+                return loaded
+            seen.add(path)
+            try:
+                module = _load(linter, path)
+            except (LoadError, OSError, RecursionError, MemoryError):
+                continue  # context is best effort: the checked files are still checked
+            if importer and not _imports_any(module, checked):
+                continue
+            linter.project.add(module)
+            imports.append((root, module))
+            loaded += 1
+
+
+def _may_import(path: Path, modules: set[str]) -> bool:
+    """A cheap byte scan: can `path` import one of `modules`? (Confirmed after parsing.)"""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return any(name.rsplit(".", 1)[-1].encode() in data for name in modules)
+
+
+def _imports_any(module: ModuleFacts, modules: set[str]) -> bool:
+    return any(
+        target == name or target.startswith(name + ".")
+        for target in module.imports.aliases.values()
+        for name in modules
+    )
+
+
+def _siblings(starts: list[Path]) -> Iterator[Path]:
+    """The modules beside each start file that belongs to a package, then the rest of each
+    outermost package; each listed once. Loose scripts only bring what they import: a folder
+    of unrelated scripts is not a project."""
+    folders = [f for f in dict.fromkeys(start.parent for start in starts) if (f / "__init__.py").is_file()]
+    for folder in folders:
+        yield from sorted(folder.glob("*.py"))
+    for top in dict.fromkeys(top for top in map(package_top, folders) if top is not None):
+        yield from package_modules(top)

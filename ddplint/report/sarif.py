@@ -1,0 +1,106 @@
+"""SARIF 2.1.0, as GitHub code scanning reads it: rules from the rule pages, relative URIs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+from ddplint import __url__, __version__
+from ddplint.diagnostics import Diagnostic, Location
+from ddplint.pages import page_sections, rule_page, rule_url
+from ddplint.rules import ALL_RULES, Rule
+
+SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SRCROOT = "%SRCROOT%"
+
+
+def rule_descriptor(rule: Rule) -> dict:
+    page = rule_page(rule.code)
+    sections = page_sections(rule.code) if page else {}
+    what = sections.get("What it does") or rule.summary
+    descriptor = {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": what},
+        "help": {"text": page or rule.summary, "markdown": page or rule.summary},
+        "helpUri": rule_url(rule.code),
+        "defaultConfiguration": {"level": "error"},
+    }
+    return descriptor
+
+
+def artifact_uri(filename: str, base: Path) -> dict:
+    """A URI relative to `base` (the %SRCROOT%) when the file lies under it, else absolute."""
+    path = Path(os.path.abspath(filename))
+    try:
+        relative = path.relative_to(base)
+    except ValueError:
+        return {"uri": path.as_uri()}
+    return {"uri": quote(relative.as_posix()), "uriBaseId": SRCROOT}
+
+
+def region(start: Location, end: Location) -> dict:
+    end_column = end.column if (end.row, end.column) > (start.row, start.column) else start.column
+    return {
+        "startLine": max(1, start.row),
+        "startColumn": max(1, start.column),
+        "endLine": max(1, end.row, start.row),
+        "endColumn": max(1, end_column),
+    }
+
+
+def _fixes(d: Diagnostic, artifact: dict) -> list[dict]:
+    if d.fix is None or not d.fix.edits or d.source is None:
+        return []
+    replacements = [
+        {
+            "deletedRegion": region(d.edit_location(edit.start), d.edit_location(edit.end)),
+            "insertedContent": {"text": edit.content},
+        }
+        for edit in d.fix.edits
+    ]
+    change = {"artifactLocation": artifact, "replacements": replacements}
+    return [{"description": {"text": d.fix.message}, "artifactChanges": [change]}]
+
+
+def result(d: Diagnostic, index: dict[str, int], base: Path) -> dict:
+    artifact = artifact_uri(d.filename, base)
+    out: dict = {"ruleId": d.code}
+    if d.code in index:
+        out["ruleIndex"] = index[d.code]
+    out["level"] = "warning" if d.severity == "warning" else "error"
+    out["message"] = {"text": d.message}
+    out["locations"] = [
+        {"physicalLocation": {"artifactLocation": artifact, "region": region(d.location, d.end_location)}}
+    ]
+    fixes = _fixes(d, artifact)
+    if fixes:
+        out["fixes"] = fixes
+    return out
+
+
+def sarif_log(diagnostics: list[Diagnostic], base: Path | None = None) -> dict:
+    base = Path(os.path.abspath(base or Path.cwd()))
+    rules = [rule_descriptor(rule) for rule in ALL_RULES]
+    index = {rule.code: i for i, rule in enumerate(ALL_RULES)}
+    driver = {
+        "name": "ddplint",
+        "version": __version__,
+        "semanticVersion": __version__,
+        "informationUri": __url__,
+        "rules": rules,
+    }
+    run = {
+        "tool": {"driver": driver},
+        "originalUriBaseIds": {SRCROOT: {"uri": base.as_uri() + "/"}},
+        "columnKind": "unicodeCodePoints",
+        "results": [result(d, index, base) for d in diagnostics],
+    }
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def render_sarif(diagnostics: list[Diagnostic]) -> str:
+    return json.dumps(sarif_log(diagnostics), indent=2, ensure_ascii=False) + "\n"

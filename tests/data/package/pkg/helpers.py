@@ -1,0 +1,2 @@
+def start_epoch(sampler, epoch):
+    sampler.set_epoch(epoch)

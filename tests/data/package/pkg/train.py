@@ -1,0 +1,12 @@
+from torch.utils.data import DataLoader, DistributedSampler
+
+from .helpers import start_epoch
+
+
+def main(ds):
+    sampler = DistributedSampler(ds)
+    loader = DataLoader(ds, batch_size=2, sampler=sampler)
+    for epoch in range(5):
+        start_epoch(sampler, epoch)
+        for x, y in loader:
+            pass

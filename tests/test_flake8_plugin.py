@@ -1,0 +1,100 @@
+"""The flake8 plugin, through the real flake8: same rows and columns as `ddplint check`."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from surfaces import DATA, EXAMPLE, EXAMPLE_FINDINGS, REPO, TWO, positions, run
+
+
+def flake8(*args: str, cwd: Path = REPO, input: bytes | None = None) -> list[tuple[str, int, int, str]]:
+    result = run(["--isolated", *args], cwd=cwd, input=input, module="flake8")
+    assert result.returncode in (0, 1), result.stderr.decode()
+    return positions(result.stdout.decode())
+
+
+def test_plugin_is_registered() -> None:
+    result = run(["--version"], module="flake8")
+    assert "ddplint: " in result.stdout.decode()
+
+
+def test_same_rows_and_columns_as_check() -> None:
+    found = flake8("--select", "DDP", "examples/train.py")
+    assert found == [("examples/train.py", row, col, code) for row, col, code in EXAMPLE_FINDINGS]
+    check = run(["check", "--output-format", "concise", "examples/train.py"], cwd=REPO)
+    assert positions(check.stdout.decode()) == found
+
+
+def test_messages_start_with_the_code() -> None:
+    result = run(["--isolated", "--select", "DDP", "examples/train.py"], cwd=REPO, module="flake8")
+    lines = result.stdout.decode().splitlines()
+    assert lines[1].startswith(
+        "examples/train.py:39:48: DDP001 `DataLoader` is given `shuffle=True` and `sampler=sampler`"
+    )
+
+
+def test_select_ignore_and_extend_ignore() -> None:
+    assert [f[3] for f in flake8("--select", "DDP002", "examples/train.py")] == ["DDP002"]
+    ignored = flake8("--select", "DDP", "--ignore", "DDP002", "examples/train.py")
+    assert [f[3] for f in ignored] == [code for _, _, code in EXAMPLE_FINDINGS if code != "DDP002"]
+    default = flake8("--extend-ignore", "DDP001,E,W", "examples/train.py")
+    assert [(f[1], f[3]) for f in default] == [
+        (row, code) for row, _, code in EXAMPLE_FINDINGS if code != "DDP001"
+    ]
+
+
+def test_on_by_default_beside_the_other_plugins() -> None:
+    codes = {f[3] for f in flake8("examples/train.py")}
+    assert {"DDP001", "DDP002", "E501"} <= codes
+
+
+def test_noqa_on_the_line_and_on_a_statement_first_line() -> None:
+    found = flake8("--select", "DDP", "tests/data/suppressed.py")
+    assert [(f[1], f[2], f[3]) for f in found] == [(8, 24, "DDP001"), (18, 9, "DDP001")]
+    everything = flake8("--select", "DDP", "--disable-noqa", "tests/data/suppressed.py")
+    assert [f[1] for f in everything] == [7, 8, 9, 10, 13, 18]
+
+
+def test_source_comes_from_flake8_not_from_the_file(tmp_path: Path) -> None:
+    # flake8 reading stdin (as editors run it): the file on disk is clean, the buffer is not.
+    (tmp_path / "train.py").write_text("x = 1\n", encoding="utf-8")
+    found = flake8(
+        "--select", "DDP", "--stdin-display-name", "train.py", "-", cwd=tmp_path, input=EXAMPLE.read_bytes()
+    )
+    assert found == [("train.py", row, col, code) for row, col, code in EXAMPLE_FINDINGS]
+
+
+def test_knows_the_modules_of_the_file_package(tmp_path: Path) -> None:
+    # `start_epoch` in pkg/helpers.py sets the epoch: nothing to report in pkg/train.py.
+    shutil.copytree(DATA / "package", tmp_path / "package")
+    root = tmp_path / "package"
+    assert flake8("--select", "DDP", "pkg/train.py", cwd=root) == []
+    # The file alone cannot see it, and reports the sampler.
+    alone = flake8("--select", "DDP", "--ddplint-context-budget", "0", "pkg/train.py", cwd=root)
+    assert alone == [("pkg/train.py", 7, 15, "DDP002")]
+
+
+def test_syntax_errors_are_left_to_flake8(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text("def f(:\n", encoding="utf-8")
+    found = flake8("bad.py", cwd=tmp_path)
+    assert [f[3] for f in found] == ["E999"]
+
+
+def test_file_level_noqa_and_disable_noqa(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("# ddplint: noqa: DDP001\n" + TWO.read_text(encoding="utf-8"))
+    assert [(f[1], f[3]) for f in flake8("--select", "DDP", "train.py", cwd=tmp_path)] == [(7, "DDP002")]
+    everything = flake8("--select", "DDP", "--disable-noqa", "train.py", cwd=tmp_path)
+    assert [(f[1], f[3]) for f in everything] == [(7, "DDP002"), (8, "DDP001")]
+
+
+def test_an_internal_error_is_reported_not_raised(monkeypatch) -> None:
+    from ddplint import flake8_plugin
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(flake8_plugin, "check_buffer", broken)
+    [(row, col, message, _)] = list(flake8_plugin.Plugin(None, "a.py", ["x = 1\n"]).run())
+    assert (row, col) == (1, 0)
+    assert message.startswith("DDP900 internal error in ddplint (RuntimeError: boom)")

@@ -1,0 +1,195 @@
+"""`ddplint server`, driven end to end over stdio by pygls' language client."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls", reason="`ddplint server` needs the lsp extra (pygls)")
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+from ddplint import lint_source
+
+# `😋` is two UTF-16 code units: columns after it differ from code-point columns.
+SOURCE = """\
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def main(ds):
+    sampler = DistributedSampler(ds)
+    sampler.set_epoch(0)
+    s = "😋"; loader = DataLoader(ds, shuffle=True, sampler=sampler)
+    other = DataLoader(ds, shuffle=True, sampler=sampler)  # noqa: E501
+    return loader, other
+"""
+
+
+def apply(text: str, edits: list[types.TextEdit]) -> str:
+    """Apply LSP edits (UTF-16 columns) to `text`."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(position: types.Position) -> int:
+        line = lines[position.line]
+        units, index = 0, 0
+        while units < position.character:
+            units += 2 if ord(line[index]) > 0xFFFF else 1
+            index += 1
+        return sum(len(x) for x in lines[: position.line]) + index
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+    return text
+
+
+class Session:
+    """A client talking to a `ddplint server` child process, collecting published diagnostics."""
+
+    def __init__(self) -> None:
+        self.client = LanguageClient("ddplint-tests", "1")
+        self.published: asyncio.Queue[types.PublishDiagnosticsParams] = asyncio.Queue()
+
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+            self.published.put_nowait(params)
+
+    async def start(self, root: Path) -> types.InitializeResult:
+        await self.client.start_io(sys.executable, "-m", "ddplint", "server")
+        capabilities = types.ClientCapabilities(
+            general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16])
+        )
+        result = await self.client.initialize_async(
+            types.InitializeParams(capabilities=capabilities, root_uri=root.as_uri())
+        )
+        self.client.initialized(types.InitializedParams())
+        return result
+
+    async def next_diagnostics(self) -> types.PublishDiagnosticsParams:
+        return await asyncio.wait_for(self.published.get(), timeout=60)
+
+    async def stop(self) -> None:
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await self.client.stop()
+
+
+def run_session(tmp_path: Path, script) -> None:
+    async def main() -> None:
+        session = Session()
+        result = await session.start(tmp_path)
+        assert result.capabilities.position_encoding == types.PositionEncodingKind.Utf16
+        try:
+            await script(session)
+        finally:
+            await session.stop()
+
+    asyncio.run(main())
+
+
+def test_diagnostics_quick_fixes_and_close(tmp_path: Path) -> None:
+    uri = (tmp_path / "train.py").as_uri()  # never written: the server reads the editor's text
+
+    async def script(session: Session) -> None:
+        client = session.client
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=SOURCE)
+            )
+        )
+        published = await session.next_diagnostics()
+        assert published.uri == uri
+        found = [
+            (d.code, d.source, d.severity, d.range.start.line, d.range.start.character, d.range.end.character)
+            for d in published.diagnostics
+        ]
+        # `shuffle=True` starts 37 code points into row 7; UTF-16 counts the emoji twice.
+        assert lint_source(SOURCE, filename="train.py")[0].location.column - 1 == 37
+        assert found == [
+            ("DDP001", "ddplint", types.DiagnosticSeverity.Error, 6, 38, 50),
+            ("DDP001", "ddplint", types.DiagnosticSeverity.Error, 7, 27, 39),
+        ]
+        assert published.diagnostics[0].code_description.href.endswith("/rules/DDP001.md")
+
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=published.diagnostics[0].range,
+                context=types.CodeActionContext(diagnostics=[published.diagnostics[0]]),
+            )
+        )
+        titles = [a.title for a in actions]
+        assert titles == ["DDP001: Remove `shuffle=True`", "Disable DDP001 for this line"]
+        assert all(a.kind == types.CodeActionKind.QuickFix for a in actions)
+        fixed = apply(SOURCE, actions[0].edit.changes[uri])
+        assert '    s = "😋"; loader = DataLoader(ds, sampler=sampler)\n' in fixed
+        disabled = apply(SOURCE, actions[1].edit.changes[uri])
+        assert (
+            '    s = "😋"; loader = DataLoader(ds, shuffle=True, sampler=sampler)  # noqa: DDP001\n'
+            in disabled
+        )
+
+        # "Disable" merges into an existing noqa comment.
+        line = types.Range(start=types.Position(line=7, character=0), end=types.Position(line=7, character=5))
+        merged = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=line,
+                context=types.CodeActionContext(diagnostics=[]),
+            )
+        )
+        [disable_other] = [a for a in merged if a.title.startswith("Disable")]
+        assert "sampler=sampler)  # noqa: E501, DDP001\n" in apply(SOURCE, disable_other.edit.changes[uri])
+
+        # A change publishes again: the fixed text has only the other finding left.
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)],
+            )
+        )
+        changed = await session.next_diagnostics()
+        assert (changed.version, [d.range.start.line for d in changed.diagnostics]) == (2, [7])
+
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        saved = await session.next_diagnostics()
+        assert [d.range.start.line for d in saved.diagnostics] == [7]
+
+        client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        closed = await session.next_diagnostics()
+        assert (closed.uri, list(closed.diagnostics)) == (uri, [])
+
+    run_session(tmp_path, script)
+
+
+def test_syntax_error_is_a_diagnostic_not_a_crash(tmp_path: Path) -> None:
+    uri = (tmp_path / "broken.py").as_uri()
+
+    async def script(session: Session) -> None:
+        session.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="python", version=1, text="def f(:\n"
+                )
+            )
+        )
+        published = await session.next_diagnostics()
+        assert [(d.code, d.range.start.line) for d in published.diagnostics] == [("E999", 0)]
+
+    run_session(tmp_path, script)
+
+
+def test_server_without_pygls_says_which_extra_to_install() -> None:
+    import subprocess
+
+    code = "import sys; sys.modules['pygls'] = None; from ddplint.cli import main; main(['server'])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "pip install 'ddplint[lsp]'" in done.stderr
