@@ -74,6 +74,13 @@ class Choice:
     facts: ModuleFacts = field(repr=False)
     cond: Val
     arms: tuple[Seq, Seq]
+    # Computed once: walking nested arms again on every append is quadratic.
+    exits: bool = field(init=False, repr=False)
+    size: int = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exits", any(may_exit(arm) for arm in self.arms))
+        object.__setattr__(self, "size", 1 + sum(seq_size(arm) for arm in self.arms))
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,10 +90,18 @@ class Loop:
     body: Seq
     # Divergent when ranks may run different numbers of iterations (`while not done:`).
     cond: Val | None = None
+    size: int = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "size", 1 + seq_size(self.body))
 
 
 Item = Union[Op, Exit, Choice, Loop]
 Seq = tuple  # tuple[Item, ...]
+
+
+def seq_size(seq: Seq) -> int:
+    return sum(getattr(item, "size", 1) for item in seq)
 
 
 def may_exit(seq: Seq) -> bool:
@@ -95,7 +110,7 @@ def may_exit(seq: Seq) -> bool:
     last = seq[-1]
     if isinstance(last, Exit) and last.terminal:
         return True
-    return isinstance(last, Choice) and any(may_exit(arm) for arm in last.arms)
+    return isinstance(last, Choice) and last.exits
 
 
 def falls_through(seq: Seq) -> bool:
@@ -118,7 +133,7 @@ def append(first: Seq, rest: Seq) -> Seq:
     last = first[-1]
     if isinstance(last, Exit) and last.terminal:
         return first
-    if isinstance(last, Choice) and may_exit((last,)):
+    if isinstance(last, Choice) and last.exits:
         arms = tuple(append(arm, rest) for arm in last.arms)
         return (*first[:-1], replace(last, arms=arms))
     return first + rest
@@ -134,6 +149,21 @@ def end_of_callee(seq: Seq) -> Seq:
             item = replace(item, arms=tuple(end_of_callee(arm) for arm in item.arms))
         out.append(item)
     return tuple(out)
+
+
+def matters(item) -> bool:
+    """Whether an item can change a comparison: it holds a collective or an exit."""
+    if isinstance(item, (Op, Exit)):
+        return True
+    if isinstance(item, Choice):
+        return item.exits or any(has_ops(arm, count_params=True) or _has_exit(arm) for arm in item.arms)
+    if isinstance(item, Loop):
+        return has_ops(item.body, count_params=True)
+    return True
+
+
+def _has_exit(seq: Seq) -> bool:
+    return any(isinstance(item, Exit) for item in walk(seq))
 
 
 def has_ops(seq: Seq, *, count_params: bool = False) -> bool:

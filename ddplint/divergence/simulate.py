@@ -14,7 +14,19 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddplint import catalogue as cat
-from ddplint.divergence.seq import Choice, Exit, Guard, Loop, Op, Seq, append, end_of_callee, falls_through
+from ddplint.divergence.seq import (
+    Choice,
+    Exit,
+    Guard,
+    Loop,
+    Op,
+    Seq,
+    append,
+    end_of_callee,
+    falls_through,
+    matters,
+    seq_size,
+)
 from ddplint.divergence.values import (
     NONE,
     UNIFORM,
@@ -42,7 +54,7 @@ _COMPARE = {
     cst.GreaterThan: lambda a, b: a > b,
     cst.GreaterThanEqual: lambda a, b: a >= b,
 }
-MAX_SEQ = 400  # items in one block before the simulation gives up on precision
+MAX_SEQ = 4000  # items in one function's sequence before the simulation gives up on it
 
 
 class _TooBig(Exception):
@@ -111,8 +123,11 @@ class Simulator:
     # Blocks ------------------------------------------------------------------------------
 
     def emit(self, *items) -> None:
-        self.seq = append(self.seq, tuple(items))
-        if len(self.seq) > MAX_SEQ:
+        kept = tuple(item for item in items if matters(item))
+        if not kept:
+            return  # a branch or loop with no collective and no exit cannot make ranks differ
+        self.seq = append(self.seq, kept)
+        if seq_size(self.seq) > MAX_SEQ:
             raise _TooBig
 
     def sub(self, statements) -> tuple[Seq, dict[str, Val], bool]:
