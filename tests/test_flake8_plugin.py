@@ -66,7 +66,7 @@ def test_source_comes_from_flake8_not_from_the_file(tmp_path: Path) -> None:
 
 
 def test_knows_the_modules_of_the_file_package(tmp_path: Path) -> None:
-    # `start_epoch` in pkg/helpers.py sets the epoch: nothing to report in pkg/train.py.
+    # `reshuffle` in pkg/helpers.py sets the epoch: nothing to report in pkg/train.py.
     shutil.copytree(DATA / "package", tmp_path / "package")
     root = tmp_path / "package"
     assert flake8("--select", "DDP", "pkg/train.py", cwd=root) == []

@@ -1,2 +1,2 @@
-def start_epoch(sampler, epoch):
+def reshuffle(sampler, epoch):
     sampler.set_epoch(epoch)

@@ -1,12 +1,12 @@
 from torch.utils.data import DataLoader, DistributedSampler
 
-from .helpers import start_epoch
+from .helpers import reshuffle
 
 
 def main(ds):
     sampler = DistributedSampler(ds)
     loader = DataLoader(ds, batch_size=2, sampler=sampler)
     for epoch in range(5):
-        start_epoch(sampler, epoch)
+        reshuffle(sampler, epoch)
         for x, y in loader:
             pass
