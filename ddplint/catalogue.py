@@ -200,3 +200,12 @@ EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort"})
 SPLIT_BARRIER_METHODS = frozenset({"main_process_first", "local_main_process_first"})
 # Context managers inside which DDP's backward does not all-reduce.
 NO_SYNC_METHODS = frozenset({"no_sync"})
+
+# Every name or attribute that can bring a rank into a function (see the simulator's lookups).
+RANK_WORDS = frozenset(
+    RANK_NAMES
+    | MAIN_NAMES
+    | RANK_FUNCTION_NAMES
+    | MAIN_FUNCTION_NAMES
+    | {"environ", "getenv", "get_rank", "is_main_process", "get_ordinal", "is_master_ordinal", "accelerator"}
+)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from ddplint.catalogue import RANK_WORDS
 from ddplint.names import ImportMap, dotted_name
 from ddplint.positions import compute_spans
 from ddplint.signatures import SIGNATURES, BoundArgs, bind
@@ -80,6 +81,9 @@ class Scope:
     calls: list[CallSite] = field(default_factory=list)
     loops: list[Loop] = field(default_factory=list)
     is_generator: bool = False
+    # Names read in this scope that can carry a rank (`rank`, `is_main_process`, `environ`):
+    # a function without any, calling no function with any, cannot return a rank-derived value.
+    rank_names: set[str] = field(default_factory=set)
 
     def values_of(self, dotted: str) -> list[cst.BaseExpression]:
         """Every value assigned to `dotted` in this scope, then in enclosing ones."""
@@ -435,6 +439,10 @@ class _Walker:
                 self.scope.calls.append(CallSite(current, resolved, self.scope, self.loop, current_target))
             elif isinstance(current, cst.Yield):
                 self.scope.is_generator = True
+            elif isinstance(current, cst.Name) and current.value in RANK_WORDS:
+                self.scope.rank_names.add(current.value)
+            elif isinstance(current, cst.Attribute) and current.attr.value in RANK_WORDS:
+                self.scope.rank_names.add(current.attr.value)
             elif isinstance(current, cst.IfExp) and current_target is not None:
                 stack.append((current.orelse, current_target))
                 stack.append((current.test, None))

@@ -59,6 +59,7 @@ class Analysis:
         self._running: set[tuple] = set()
         self._globals: dict[tuple, Val | None] = {}
         self._findings: dict[str, list[Finding]] | None = None
+        self._flags: dict[int, tuple[bool, bool, bool]] = {}
         self._distributed: set[str] | None = None
 
     # Facts the simulator asks for -----------------------------------------------------------
@@ -93,6 +94,66 @@ class Analysis:
                     found.append(module)
                     break
         return found
+
+    def flags(self, facts: ModuleFacts, scope: Scope, depth: int = 0) -> tuple[bool, bool, bool]:
+        """(may reach a collective, may return a rank or data value, calls a parameter).
+
+        Name-level and transitive over project calls: cheap, and a function with none of the
+        three needs no simulation at all (its sequence is empty, its result follows its inputs).
+        """
+        key = id(scope)
+        known = self._flags.get(key)
+        if known is not None:
+            return known
+        self._flags[key] = (False, False, False)  # a cycle contributes nothing new
+        reach = calls_param = False
+        special = bool(scope.rank_names)
+        params = set(scope.params)
+        for call in scope.calls:
+            if not reach and self._direct_collective(facts, scope, call):
+                reach = True
+            name = call.name or ""
+            if name in cat.DATA_CALLS or name in cat.RANK_CALLS or name in cat.MAIN_CALLS:
+                special = True
+            if name in params:
+                calls_param = True
+            target = self.project.resolve_call(facts, call) if depth < 30 else None
+            if target is not None:
+                r, m, p = self.flags(target[0], target[1], depth + 1)
+                reach = reach or r
+                special = special or m
+                if p and any(dotted_name(arg.value) in params for arg in call.node.args):
+                    calls_param = True
+        result = (reach, special, calls_param)
+        self._flags[key] = result
+        return result
+
+    def _direct_collective(self, facts: ModuleFacts, scope: Scope, call) -> bool:
+        name = call.name or ""
+        if self.is_collective(name) or name in cat.DDP_WRAPPERS or name in cat.DISTRIBUTED_ENGINES:
+            return True
+        method = call.method or ""
+        receiver = (call.receiver or "").lower()
+        if method == "backward" or method == "forward":
+            return True
+        if method in cat.ACCELERATE_COLLECTIVES and "accelerator" in receiver:
+            return True
+        if method in cat.DEEPSPEED_COLLECTIVES and "engine" in receiver:
+            return True
+        if method == "barrier" and receiver.endswith("strategy"):
+            return True
+        if receiver == "self" and (method in cat.LIGHTNING_COLLECTIVES or method == "log"):
+            return True
+        # A call of a DDP-wrapped module held in a local, a global or a `self.` attribute.
+        return (
+            any(
+                constructed_by(facts, scope, value, wrapper)
+                for value in facts.values_of(scope, name)
+                for wrapper in cat.DDP_WRAPPERS
+            )
+            if name and "." not in name.replace("self.", "", 1)
+            else False
+        )
 
     def is_collective(self, qualified: str) -> bool:
         return (
@@ -198,8 +259,8 @@ class Analysis:
         return self._findings.get(facts.filename, [])
 
     def _check(self, facts: ModuleFacts, scope: Scope) -> list[Finding]:
-        if not _worth_simulating(facts, scope):
-            return []
+        if not self.flags(facts, scope)[0]:
+            return []  # no collective within reach: every rank runs the same (empty) sequence
         no_args = tuple(None for _ in scope.params)
         zero = self.summary(facts, scope, True, no_args)
         other = self.summary(facts, scope, False, no_args)
@@ -280,6 +341,15 @@ class Analysis:
         )
 
 
+def _inside(exit_item: Exit, choice: Choice) -> bool:
+    """The exit is written inside the branch itself (not in a function the branch calls)."""
+    if exit_item.facts is not choice.facts:
+        return False
+    start, end = choice.facts.span(choice.node)
+    exit_start, exit_end = choice.facts.span(exit_item.node)
+    return start <= exit_start and exit_end <= end
+
+
 def _chain_length(finding: Finding) -> int:
     return min((len(op.via) for op in finding.ops), default=0)
 
@@ -315,8 +385,8 @@ def _choice_finding(choice: Choice, in_loop: list[Op] | None) -> Finding | None:
     left = linearize(choice.arms[0], stop_matters=bool(in_loop), ignore_params=True)
     right = linearize(choice.arms[1], stop_matters=bool(in_loop), ignore_params=True)
     keys_l, keys_r = [t.key for t in left], [t.key for t in right]
-    if keys_l == keys_r:
-        return None
+    if keys_l == keys_r or _aborts(keys_l) or _aborts(keys_r):
+        return None  # equal, or one arm ends the job (fail-fast: the launcher stops every rank)
     matcher = difflib.SequenceMatcher(a=keys_l, b=keys_r, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -330,7 +400,7 @@ def _choice_finding(choice: Choice, in_loop: list[Op] | None) -> Finding | None:
         x
         for arm in choice.arms
         for x in walk(arm)
-        if isinstance(x, Exit) and x.kind in ("continue", "break", "return") and x.facts is choice.facts
+        if isinstance(x, Exit) and x.kind in ("continue", "break", "return") and _inside(x, choice)
     ]
     skipped = _skipped_ops(left, right)
     if exits:
@@ -349,6 +419,19 @@ def _choice_finding(choice: Choice, in_loop: list[Op] | None) -> Finding | None:
         )
     report = next((op.site for op in skipped if op.facts is choice.facts), choice.test or choice.node)
     return Finding(code, "branch", choice.facts, report, skipped, choice=choice, cond=choice.cond)
+
+
+def _aborts(keys: list) -> bool:
+    """The arm ends the process on every path (a `raise` or `sys.exit` outside nested branches)."""
+    depth = 0
+    for key in keys:
+        if isinstance(key, tuple) and key[0] in ("(", "["):
+            depth += 1
+        elif isinstance(key, tuple) and key[0] in (")", "]"):
+            depth -= 1
+        elif key == "!" and depth == 0:
+            return True
+    return False
 
 
 def _skipped_ops(left, right) -> list[Op]:
@@ -422,11 +505,6 @@ def _short_name(op: Op) -> str:
     if op.name == "ddp.forward":
         return "DDP forward"
     return op.label.rsplit(".", 1)[-1]
-
-
-def _worth_simulating(facts: ModuleFacts, scope: Scope) -> bool:
-    """Skip functions with no call at all: they cannot reach a collective."""
-    return bool(scope.calls)
 
 
 def _join(a: Val, b: Val) -> Val:

@@ -26,6 +26,9 @@ class Guard:
     node: cst.CSTNode = field(repr=False)  # the condition expression
     facts: ModuleFacts = field(repr=False)
     text: str
+    # Settled for both rank classes (`rank == 0`), not mixed with a uniform unknown
+    # (`args.distributed and rank == 0`): only then can a collective simply leave the branch.
+    decided: bool = True
 
 
 @dataclass(frozen=True, eq=False)

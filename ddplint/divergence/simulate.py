@@ -261,17 +261,27 @@ class Simulator:
                     if before.get(name) is not value:
                         self.env[name] = _with_rank(value)
             return
-        then_seq, then_env, then_falls = self.sub(body.body if isinstance(body, cst.IndentedBlock) else body)
-        if orelse is None:
-            else_seq, else_env, else_falls = (), dict(self.env), True
-        elif isinstance(orelse, cst.If):
-            saved_seq, saved_env = self.seq, self.env
-            self.seq, self.env = (), dict(saved_env)
-            self.if_stmt(orelse)
-            else_seq, else_env, else_falls = self.seq, self.env, falls_through(self.seq)
-            self.seq, self.env = saved_seq, saved_env
-        else:
-            else_seq, else_env, else_falls = self.sub(orelse.body)
+        # A rank test this class cannot settle (`args.distributed and rank == 0` on rank 0) still
+        # guards what it encloses, for messages.
+        if cond.rank:
+            self.guards.append(Guard(test, self.facts, self._text(test), decided=False))
+        try:
+            then_seq, then_env, then_falls = self.sub(
+                body.body if isinstance(body, cst.IndentedBlock) else body
+            )
+            if orelse is None:
+                else_seq, else_env, else_falls = (), dict(self.env), True
+            elif isinstance(orelse, cst.If):
+                saved_seq, saved_env = self.seq, self.env
+                self.seq, self.env = (), dict(saved_env)
+                self.if_stmt(orelse)
+                else_seq, else_env, else_falls = self.seq, self.env, falls_through(self.seq)
+                self.seq, self.env = saved_seq, saved_env
+            else:
+                else_seq, else_env, else_falls = self.sub(orelse.body)
+        finally:
+            if cond.rank:
+                self.guards.pop()
         self.env = self._merge([(then_env, then_falls), (else_env, else_falls)], cond)
         self.emit(Choice(node, test, self.facts, cond, (then_seq, else_seq)))
 
@@ -331,24 +341,25 @@ class Simulator:
         self.emit(Loop(node, self.facts, body_seq, cond))
 
     def assign_loop_target(self, target, iter_node, iterable: Val) -> None:
-        """Items of a data loader are per-rank data; `enumerate`'s counter is not."""
-        inner, counted = iter_node, False
+        """Items of a data loader are per-rank data; `enumerate`'s counter and `range` are not."""
+        inner = iter_node
         while isinstance(inner, cst.Call) and inner.args:
-            fname = dotted_name(inner.func) or ""
-            short = fname.rsplit(".", 1)[-1]
-            if short == "enumerate":
-                counted = True
-            if short not in ("enumerate", "tqdm", "iter", "list", "zip", "track", "progress_bar"):
+            short = (dotted_name(inner.func) or "").rsplit(".", 1)[-1]
+            if short == "enumerate" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                self.assign(target.elements[0].value, UNIFORM, iter_node)
+                self.assign_loop_target(target.elements[1].value, inner.args[0].value, iterable)
+                return
+            if short == "zip" and isinstance(target, cst.Tuple) and len(target.elements) == len(inner.args):
+                for element, arg in zip(target.elements, inner.args):
+                    self.assign_loop_target(element.value, arg.value, self.eval(arg.value, emit=False))
+                return
+            if short not in ("tqdm", "iter", "list", "track", "progress_bar", "enumerate", "zip"):
                 break
             inner = inner.args[0].value
         item = iterable
         if _looks_like_data(inner) or self.analysis.is_loader(self.facts, self.scope, inner):
             item = data(f"items of `{self._text(inner)}` ({self._where(inner)})")
-        if counted and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-            self.assign(target.elements[0].value, UNIFORM, iter_node)
-            self.assign(target.elements[1].value, item, iter_node)
-        else:
-            self.assign(target, item, iter_node)
+        self.assign(target, item, iter_node)
 
     def try_stmt(self, node: cst.Try) -> None:
         self.suite(node.body)
@@ -751,6 +762,12 @@ class Simulator:
             elif position < len(params):
                 bound[position], arg_nodes[position] = value, arg.value
                 position += 1
+        reach, special, calls_param = self.analysis.flags(callee_facts, callee_scope)
+        if not (reach or special or (calls_param and any(v is not None and v.tag == "ddp" for v in bound))):
+            # Nothing in there can run a collective or produce a rank: the result follows the inputs.
+            if callee_scope.node.name.value == "__init__":
+                return Val(Kind.OBJECT)  # an instance of a project class
+            return combine([v for v in bound if v is not None])
         summary = self.analysis.summary(callee_facts, callee_scope, self.rank_zero, tuple(bound))
         name = callee_scope.name
         self.emit(*self._rebase(summary.seq, node, name, bound, arg_nodes))

@@ -40,7 +40,7 @@ class CollectiveInRankBranch(Rule):
                 return ctx.fix(
                     f"Call the wrapped module: `{text}.module`", ctx.replace(expr, f"{text}.module")
                 )
-        if len(ops) == 1 and not ops[0].via and ops[0].guard is not None:
+        if len(ops) == 1 and not ops[0].via and ops[0].guard is not None and ops[0].guard.decided:
             return _hoist(ctx, ops[0])
         return None
 
