@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import libcst as cst
+
 from ddplint.facts import CallSite, ModuleFacts, Scope
+from ddplint.names import dotted_name
 
 
 class Project:
@@ -88,6 +91,9 @@ class Project:
         local = facts.functions.get(name)
         if local is not None:  # `Class.method(...)` within the module
             return facts, local
+        instance = self._instance_method(facts, scope, name)
+        if instance is not None:
+            return instance
         found = self.lookup(name)
         if found is None:
             head, _, tail = name.rpartition(".")
@@ -95,6 +101,31 @@ class Project:
             if module is not None and tail in module.classes:
                 return self.method(module, tail, "__init__")
         return found
+
+    def _instance_method(self, facts: ModuleFacts, scope: Scope, name: str):
+        """`meter.all_reduce()` where `meter = AverageMeter(...)`, a class of the project."""
+        head, _, method = name.rpartition(".")
+        if not head or head == "self":
+            return None
+        for value in facts.values_of(scope, head):
+            if not isinstance(value, cst.Call):
+                continue
+            spelled = dotted_name(value.func)
+            if spelled is None:
+                continue
+            if spelled in facts.classes:
+                found = self.method(facts, spelled, method)
+            else:
+                module_name, _, class_name = facts.imports.resolve_dotted(spelled).rpartition(".")
+                module = self.modules.get(module_name)
+                found = (
+                    self.method(module, class_name, method)
+                    if module and class_name in module.classes
+                    else None
+                )
+            if found is not None:
+                return found
+        return None
 
     def method(self, facts: ModuleFacts, class_name: str, method: str, depth: int = 0):
         scope = facts.functions.get(f"{class_name}.{method}")

@@ -463,6 +463,10 @@ def timeline(a, b, i: int, j: int) -> list[str]:
 
 def ops_label(ops: list[Op]) -> str:
     """The first two collectives by name, and how many more."""
+    unique: dict[int, Op] = {}
+    for op in ops:
+        unique.setdefault(id(op.origin[1]), op)
+    ops = list(unique.values())
     if not ops:
         return "a collective"
     text = op_label(ops[0])

@@ -60,10 +60,11 @@ def describe(finding: Finding) -> tuple[str, str]:
         )
     if finding.kind in ("exit", "branch", "loop"):
         cond = finding.choice.test if finding.choice is not None else finding.node
-        text = _text(finding.facts, cond)
+        text, where = _text(finding.facts, cond), _where(finding.facts, cond)
         return (
-            f"{what} depends on `{text}` ({_where(finding.facts, cond)}), a rank-dependent condition "
-            f"the analysis cannot settle per rank: ranks that skip it leave the others waiting forever{ddp}",
+            f"{what} {'run' if _many(finding) else 'runs'} only when `{text}` ({where}) "
+            f"holds, a rank-dependent condition that differs between ranks: ranks that skip "
+            f"{'them' if _many(finding) else 'it'} leave the others waiting forever{ddp}",
             "perform the collective on every rank, outside the rank-dependent branch",
         )
     if finding.kind == "order":
@@ -79,7 +80,7 @@ def describe(finding: Finding) -> tuple[str, str]:
     who, others = ("rank 0", "the other ranks") if finding.only_rank_zero else ("the other ranks", "rank 0")
     if op.guard is not None:
         cond = f"`{op.guard.text}` ({_where(op.guard.facts, op.guard.node)})"
-        verb, it = ("run", "them") if len(finding.ops) > 1 else ("runs", "it")
+        verb, it = ("run", "them") if _many(finding) else ("runs", "it")
         waits = "waits" if who == "rank 0" else "wait"
         message = f"{what} {verb} only when {cond}{ddp}; {others} never call {it} and {who} {waits} forever"
     else:
@@ -98,6 +99,10 @@ def describe(finding: Finding) -> tuple[str, str]:
     else:
         help = "call the collective on every rank, then use its result on rank 0 only"
     return message, help
+
+
+def _many(finding: Finding) -> bool:
+    return len({id(op.origin[1]) for op in finding.ops}) > 1
 
 
 def _text(facts, node) -> str:
