@@ -323,7 +323,7 @@ class Analysis:
             and theirs[0].name != left_ops[0].name
         ):
             op = left_ops[0]
-            return Finding("DDP005", "order", op.facts, op.site, [op], other_ops=theirs, only_rank_zero=True)
+            return Finding("DDP009", "order", op.facts, op.site, [op], other_ops=theirs, only_rank_zero=True)
         if (
             right_ops
             and any(op.name in later_a for op in right_ops)
@@ -332,7 +332,7 @@ class Analysis:
         ):
             op = mine[0]
             return Finding(
-                "DDP005", "order", op.facts, op.site, [op], other_ops=[right_ops[0]], only_rank_zero=True
+                "DDP009", "order", op.facts, op.site, [op], other_ops=[right_ops[0]], only_rank_zero=True
             )
         ops = left_ops or right_ops
         same_site = [op for op in ops if op.site is ops[0].site]

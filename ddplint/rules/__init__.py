@@ -7,12 +7,14 @@ from ddplint.rules.ddp001_shuffle_with_sampler import ShuffleWithSampler
 from ddplint.rules.ddp002_missing_set_epoch import MissingSetEpoch
 from ddplint.rules.ddp004_divergent_exit_before_collective import DivergentExitBeforeCollective
 from ddplint.rules.ddp005_collective_in_rank_branch import CollectiveInRankBranch
+from ddplint.rules.ddp009_collective_order_mismatch import CollectiveOrderMismatch
 
 ALL_RULES: list[Rule] = [
     ShuffleWithSampler(),
     MissingSetEpoch(),
     DivergentExitBeforeCollective(),
     CollectiveInRankBranch(),
+    CollectiveOrderMismatch(),
 ]
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.diagnostics import Applicability, Edit
-from ddplint.divergence.analysis import Finding, op_label, ops_label
+from ddplint.divergence.analysis import Finding, ops_label
 from ddplint.divergence.seq import Op
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context, Rule
@@ -66,16 +66,6 @@ def describe(finding: Finding) -> tuple[str, str]:
             f"holds, a rank-dependent condition that differs between ranks: ranks that skip "
             f"{'them' if _many(finding) else 'it'} leave the others waiting forever{ddp}",
             "perform the collective on every rank, outside the rank-dependent branch",
-        )
-    if finding.kind == "order":
-        theirs = op_label(finding.other_ops[0]) if finding.other_ops else "something else"
-        first, second = (
-            ("rank 0", "the other ranks") if finding.only_rank_zero else ("the other ranks", "rank 0")
-        )
-        return (
-            f"{first} call {what} where {second} call {theirs}: the collectives do not match, "
-            f"so the job hangs or fails with a collective mismatch",
-            "call the same collectives in the same order in both arms of the rank branch",
         )
     who, others = ("rank 0", "the other ranks") if finding.only_rank_zero else ("the other ranks", "rank 0")
     if op.guard is not None:
