@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddplint import catalogue as cat
+from ddplint.divergence import sharding
 from ddplint.divergence.seq import Choice, Exit, Loop, Op, Seq, has_ops, linearize, walk
 from ddplint.divergence.simulate import Simulator
 from ddplint.divergence.values import Kind, Val
@@ -29,6 +30,7 @@ class Summary:
     ret: Val
     complete: bool = True
     split_findings: list = field(default_factory=list)
+    shard_findings: list = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -47,7 +49,8 @@ class Finding:
     other_ops: list[Op] = field(default_factory=list)  # "order": what the other side runs instead
     only_rank_zero: bool = True
     exits: list[Exit] = field(default_factory=list)  # early exits that made the difference
-    block: cst.CSTNode | None = None  # the split-barrier `with` statement
+    block: cst.CSTNode | None = None  # the split-barrier `with` statement, or the uneven loop
+    block_facts: ModuleFacts | None = None
 
 
 class Analysis:
@@ -154,6 +157,22 @@ class Analysis:
             if name and "." not in name.replace("self.", "", 1)
             else False
         )
+
+    def shard_of(self, facts: ModuleFacts, scope: Scope) -> tuple | None:
+        """The split, when calling this yields only this rank's share (a class or a generator)."""
+        key = ("shard", id(scope))
+        if key in self._globals:
+            return self._globals[key]
+        site = None
+        node = scope.node
+        if isinstance(node, cst.FunctionDef):
+            if node.name.value == "__init__" and scope.class_name is not None:
+                site = sharding.class_shard_site(self.project, facts, scope.class_name)
+            elif scope.is_generator:
+                found = sharding.shard_site(facts, scope)
+                site = (facts, found) if found is not None else None
+        self._globals[key] = site
+        return site
 
     def is_collective(self, qualified: str) -> bool:
         return (
@@ -267,6 +286,10 @@ class Analysis:
         findings = self._compare(facts, zero.seq, other.seq)
         for summary in (zero, other):
             findings.extend(_divergent_choices(summary.seq))
+            for (shard_facts, shard_node), loop, ops in summary.shard_findings:
+                findings.append(
+                    Finding("DDP003", "uneven", shard_facts, shard_node, ops, block=loop, block_facts=facts)
+                )
             for op, block in summary.split_findings:
                 findings.append(Finding("DDP005", "split-barrier", op.facts, op.site, [op], block=block))
         return findings
@@ -522,6 +545,8 @@ def _arg_key(value: Val | None):
         return None
     if value.tag in ("ddp", "accelerator", "deepspeed"):
         return ("tag", value.tag)
+    if value.shard is not None:
+        return ("shard", id(value.shard[1]))
     if value.rank and value.kind in (Kind.CONST, Kind.NONZERO):
         return ("rank", value.kind, value.const if isinstance(value.const, (int, bool)) else None)
     if value.kind is Kind.DATA:
@@ -536,6 +561,8 @@ def _context_value(value: Val | None) -> Val | None:
         return None
     if key[0] == "tag":
         return Val(Kind.OBJECT, tag=value.tag)
+    if key[0] == "shard":
+        return Val(Kind.OBJECT, shard=value.shard)
     if key[0] == "data":
         return Val(Kind.DATA, origin=value.origin)
     return Val(value.kind, value.const, rank=True, origin=value.origin)

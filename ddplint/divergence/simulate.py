@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddplint import catalogue as cat
+from ddplint.divergence import sharding
 from ddplint.divergence.seq import (
     Choice,
     Exit,
@@ -26,6 +27,7 @@ from ddplint.divergence.seq import (
     falls_through,
     matters,
     seq_size,
+    walk,
 )
 from ddplint.divergence.values import (
     NONE,
@@ -35,6 +37,7 @@ from ddplint.divergence.values import (
     combine,
     const,
     data,
+    first_shard,
     join,
     main_flag,
     rank_value,
@@ -81,6 +84,9 @@ class Simulator:
         self.no_sync = 0
         self.split_barrier: list[cst.CSTNode] = []  # `with accelerator.main_process_first():`
         self.split_findings: list[tuple[Op, cst.CSTNode]] = []
+        # (shard source, loop node, ops): loops over data split per rank, calling collectives.
+        self.shard_findings: list[tuple[tuple, cst.CSTNode, list[Op]]] = []
+        self.joined = 0  # inside `with model.join():`, uneven inputs are handled
         self._class_attr_stack: set[str] = set()
         self._bind_params(args)
 
@@ -118,7 +124,7 @@ class Simulator:
             ret = self.returns[0]
             for value in self.returns[1:]:
                 ret = join(ret, value)
-        return Summary(self.seq, ret, split_findings=self.split_findings)
+        return Summary(self.seq, ret, split_findings=self.split_findings, shard_findings=self.shard_findings)
 
     # Blocks ------------------------------------------------------------------------------
 
@@ -314,6 +320,11 @@ class Simulator:
         iterable = self.eval(node.iter)
         self.assign_loop_target(node.target, node.iter, iterable)
         self._loop(node, node.body, None)
+        last = self.seq[-1] if self.seq else None
+        if iterable.shard is not None and not self.joined and isinstance(last, Loop) and last.node is node:
+            ops = [op for op in walk(last.body) if isinstance(op, Op) and op.param is None]
+            if ops:
+                self.shard_findings.append((iterable.shard, node, ops))
         if node.orelse is not None:
             self.suite(node.orelse.body)
 
@@ -369,10 +380,13 @@ class Simulator:
             self.suite(node.finalbody.body)
 
     def with_stmt(self, node: cst.With) -> None:
-        split = no_sync = False
+        split = no_sync = joined = False
         for item in node.items:
             self.eval(item.item)
             method = _method_name(item.item)
+            if method == "join" or _call_name(item.item).endswith("Join"):
+                self.joined += 1
+                joined = True
             if method in cat.SPLIT_BARRIER_METHODS:
                 split = True
             elif method in cat.NO_SYNC_METHODS:
@@ -390,6 +404,8 @@ class Simulator:
                 self.split_barrier.pop()
             if no_sync:
                 self.no_sync -= 1
+            if joined:
+                self.joined -= 1
 
     def match_stmt(self, node: cst.Match) -> None:
         subject = self.eval(node.subject)
@@ -526,6 +542,8 @@ class Simulator:
                 return rank_value(self.rank_zero, f"`{self._text(node)}`")
             return UNIFORM
         base = self.eval(node.value)
+        if self._is_split(node):
+            return replace(combine([base]), shard=(self.facts, node))
         indexes = []
         for element in node.slice:
             part = element.slice
@@ -536,6 +554,14 @@ class Simulator:
                     if bound is not None:
                         indexes.append(self.eval(bound))
         return combine([base, *indexes])
+
+    def _is_split(self, node: cst.Subscript) -> bool:
+        facts, scope = self.facts, self.scope
+        if sharding.split_then_index(facts, scope, node):
+            return True
+        if sharding.strided_slice(node) or sharding.ragged_block(facts, scope, node):
+            return not sharding.padded(facts, scope)
+        return False
 
     def comparison(self, node: cst.Comparison) -> Val:
         left = self.eval(node.left)
@@ -637,6 +663,12 @@ class Simulator:
             return Val(Kind.OBJECT, tag="deepspeed-init")
         if qualified == "accelerate.Accelerator":
             return Val(Kind.OBJECT, tag="accelerator")
+        if (
+            qualified in sharding.ISLICE
+            and len(node.args) >= 2
+            and sharding.mentions_rank(node.args[1].value)
+        ):
+            return replace(combine(args), shard=(self.facts, node))
         if qualified in ("int", "bool", "float", "str") and len(args) == 1:
             return _convert(qualified, args[0])
         if qualified == "os.environ.get" or qualified == "os.getenv":
@@ -677,7 +709,8 @@ class Simulator:
             if last in cat.MAIN_FUNCTION_NAMES:
                 return main_flag(self.rank_zero, f"`{self._text(node)}` ({self._where(node)})")
             if last[:1].isupper():
-                return Val(Kind.OBJECT)  # a constructed object: not None
+                # A constructed object: not None; a loader or subset of a shard is one too.
+                return Val(Kind.OBJECT, shard=first_shard(args))
         return combine([*(a for a in args), *([receiver] if receiver is not None else [])])
 
     def _is_bare_param(self, func, value: Val | None) -> bool:
@@ -718,6 +751,9 @@ class Simulator:
         if receiver_name == "self" and method == "log" and _keyword_true(node, "sync_dist"):
             self._op("lightning.log(sync_dist=True)", label, node)
             return UNIFORM
+        if method in ("prepare", "setup_dataloaders", "prepare_data_loader"):
+            # accelerate and Fabric re-shard and pad loaders (`even_batches`).
+            return replace(combine([receiver, *args]), shard=None)
         if method in ("item", "tolist", "cpu", "numpy", "detach", "clone", "float", "int", "sum", "mean"):
             return combine([receiver, *args])
         return None
@@ -762,6 +798,9 @@ class Simulator:
             elif position < len(params):
                 bound[position], arg_nodes[position] = value, arg.value
                 position += 1
+        shard = self.analysis.shard_of(callee_facts, callee_scope)
+        if shard is not None:
+            return Val(Kind.OBJECT, shard=shard)  # iterating it yields this rank's share only
         reach, special, calls_param = self.analysis.flags(callee_facts, callee_scope)
         if not (reach or special or (calls_param and any(v is not None and v.tag == "ddp" for v in bound))):
             # Nothing in there can run a collective or produce a rank: the result follows the inputs.
@@ -770,6 +809,8 @@ class Simulator:
             return combine([v for v in bound if v is not None])
         summary = self.analysis.summary(callee_facts, callee_scope, self.rank_zero, tuple(bound))
         name = callee_scope.name
+        # What the callee finds in this calling context (a shard it was handed) is found here too.
+        self.shard_findings.extend(summary.shard_findings)
         self.emit(*self._rebase(summary.seq, node, name, bound, arg_nodes))
         ret = summary.ret
         if ret.deps:
@@ -835,6 +876,10 @@ def _method_name(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         return node.func.attr.value
     return None
+
+
+def _call_name(node: cst.BaseExpression) -> str:
+    return (dotted_name(node.func) or "") if isinstance(node, cst.Call) else ""
 
 
 def _keyword(node: cst.Call, name: str) -> cst.BaseExpression | None:

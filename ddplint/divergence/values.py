@@ -34,6 +34,9 @@ class Val:
     deps: frozenset[int] = frozenset()
     # What the object is, when it matters: "ddp" for a DDP/FSDP-wrapped module.
     tag: str | None = None
+    # Data split per rank without padding, as (facts, node) of the split: ranks may hold
+    # different numbers of items, so loops over it may run different numbers of times.
+    shard: tuple | None = None
 
     @property
     def divergent(self) -> bool:
@@ -79,22 +82,30 @@ def main_flag(is_rank_zero: bool, origin: str) -> Val:
     return Val(Kind.CONST, is_rank_zero, rank=True, origin=origin)
 
 
+def first_shard(values) -> tuple | None:
+    return next((v.shard for v in values if v.shard is not None), None)
+
+
 def combine(values, origin: str | None = None) -> Val:
     """The value of an operation on `values` we cannot evaluate: divergent if any input is."""
     values = list(values)
     deps = frozenset().union(*(v.deps for v in values)) if values else frozenset()
     rank = any(v.rank for v in values)
+    shard = first_shard(values)
     for kind in (Kind.DATA, Kind.RANK):
         for v in values:
             if v.kind is kind:
-                return Val(kind, rank=rank, origin=v.origin or origin, deps=deps)
-    return Val(Kind.UNIFORM, rank=rank, deps=deps)
+                return Val(kind, rank=rank, origin=v.origin or origin, deps=deps, shard=shard)
+    return Val(Kind.UNIFORM, rank=rank, deps=deps, shard=shard)
 
 
 def join(a: Val, b: Val) -> Val:
     """The value after two paths meet."""
     if a == b:
         return a
+    if a.shard is not None or b.shard is not None:
+        joined = join(replace(a, shard=None), replace(b, shard=None))
+        return replace(joined, shard=a.shard or b.shard)
     for kind in (Kind.DATA, Kind.RANK):
         if a.kind is kind or b.kind is kind:
             first = a if a.kind is kind else b

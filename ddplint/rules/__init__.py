@@ -5,6 +5,7 @@ from __future__ import annotations
 from ddplint.rules.base import Context, Rule
 from ddplint.rules.ddp001_shuffle_with_sampler import ShuffleWithSampler
 from ddplint.rules.ddp002_missing_set_epoch import MissingSetEpoch
+from ddplint.rules.ddp003_uneven_rank_data import UnevenRankData
 from ddplint.rules.ddp004_divergent_exit_before_collective import DivergentExitBeforeCollective
 from ddplint.rules.ddp005_collective_in_rank_branch import CollectiveInRankBranch
 from ddplint.rules.ddp009_collective_order_mismatch import CollectiveOrderMismatch
@@ -12,6 +13,7 @@ from ddplint.rules.ddp009_collective_order_mismatch import CollectiveOrderMismat
 ALL_RULES: list[Rule] = [
     ShuffleWithSampler(),
     MissingSetEpoch(),
+    UnevenRankData(),
     DivergentExitBeforeCollective(),
     CollectiveInRankBranch(),
     CollectiveOrderMismatch(),

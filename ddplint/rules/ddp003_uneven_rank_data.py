@@ -1,0 +1,43 @@
+"""DDP003 uneven-rank-data: data split per rank without padding, feeding a loop with collectives."""
+
+from __future__ import annotations
+
+from ddplint.diagnostics import Applicability, Fix
+from ddplint.divergence.analysis import Finding, ops_label
+from ddplint.rules.base import Context, Rule
+
+
+class UnevenRankData(Rule):
+    code = "DDP003"
+    name = "uneven-rank-data"
+    summary = "data split per rank without padding, iterated by a loop that calls collectives"
+    fix_applicability = Applicability.DISPLAY_ONLY
+
+    def check(self, ctx: Context) -> None:
+        for finding in ctx.project.analysis(ctx.settings).findings_for(ctx.facts):
+            if finding.code != self.code:
+                continue
+            guidance = (
+                "use `DistributedSampler` (it pads every rank to ceil(N / world_size) samples), pad "
+                "the shards to one length, or run the loop under `with model.join():`"
+            )
+            ctx.report(
+                finding.node,
+                describe(ctx, finding),
+                fix=Fix(Applicability.DISPLAY_ONLY, guidance),
+                help=guidance,
+            )
+
+
+def describe(ctx: Context, finding: Finding) -> str:
+    split = " ".join(ctx.facts.code(finding.node).split())
+    if len(split) > 60:
+        split = split[:57] + "..."
+    loop = finding.block_facts
+    where = f"{loop.path.name}:{loop.line_of(finding.block)}" if loop is not None else "a loop"
+    return (
+        f"`{split}` gives each rank its own share of the data without padding: when the length is "
+        f"not a multiple of the world size, some ranks hold one item (or batch) more, run one more "
+        f"iteration of the loop at {where}, and wait in {ops_label(finding.ops)} for ranks that "
+        f"have already finished"
+    )
