@@ -177,9 +177,6 @@ DATA_CALLS = frozenset(
         "torch.rand",
         "torch.randn",
         "torch.randint",
-        "os.path.exists",
-        "os.path.isfile",
-        "os.path.isdir",
         "torch.isnan",
         "torch.isinf",
         "torch.isfinite",
@@ -189,6 +186,11 @@ DATA_CALLS = frozenset(
         "next",
     }
 )
+# File checks are treated as the same on every rank: checkpoints and logs live on shared storage
+# in the common case, and resume logic branches on them everywhere. (On node-local disks they can
+# differ; the analysis accepts missing that rather than flagging every resume path.)
+FILESYSTEM_CALLS = frozenset({"os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.lexists"})
+
 # Words in the name of an iterated object that make its items per-rank data.
 DATA_ITERABLE_WORDS = ("loader", "dataset", "data", "batch", "dl", "iterator", "stream", "shard", "sample")
 

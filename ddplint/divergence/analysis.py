@@ -14,7 +14,7 @@ import libcst as cst
 
 from ddplint import catalogue as cat
 from ddplint.divergence import sharding
-from ddplint.divergence.seq import Choice, Exit, Loop, Op, Seq, has_ops, linearize, walk
+from ddplint.divergence.seq import Choice, Exit, Loop, Op, Seq, aborts, choice_nodes, has_ops, linearize, walk
 from ddplint.divergence.simulate import Simulator
 from ddplint.divergence.values import Kind, Val
 from ddplint.facts import ModuleFacts, Scope
@@ -283,7 +283,9 @@ class Analysis:
         no_args = tuple(None for _ in scope.params)
         zero = self.summary(facts, scope, True, no_args)
         other = self.summary(facts, scope, False, no_args)
-        findings = self._compare(facts, zero.seq, other.seq)
+        if not (zero.complete and other.complete):
+            return []  # part of it could not be summarised: comparing would invent differences
+        findings = self._compare(facts, scope, zero.seq, other.seq)
         for summary in (zero, other):
             findings.extend(_divergent_choices(summary.seq))
             for (shard_facts, shard_node), loop, ops in summary.shard_findings:
@@ -294,15 +296,27 @@ class Analysis:
                 findings.append(Finding("DDP005", "split-barrier", op.facts, op.site, [op], block=block))
         return findings
 
-    def _compare(self, facts: ModuleFacts, zero: Seq, other: Seq) -> list[Finding]:
-        a = linearize(zero, ignore_params=True)
-        b = linearize(other, ignore_params=True)
+    def _compare(self, facts: ModuleFacts, scope: Scope, zero: Seq, other: Seq) -> list[Finding]:
+        shared = choice_nodes(zero) & choice_nodes(other)
+        a = linearize(zero, ignore_params=True, shared=shared)
+        b = linearize(other, ignore_params=True, shared=shared)
         keys_a, keys_b = [t.key for t in a], [t.key for t in b]
         if keys_a == keys_b:
             return []
-        own_exit = any(
-            isinstance(i, Exit) and i.guard is not None for seq in (zero, other) for i in walk(seq)
-        )
+
+        # Only this function's own early exits under a rank test explain a difference here:
+        # an exit that rank 0 takes explains what rank 0 lacks, and likewise for the others.
+        def own_exits(seq: Seq) -> bool:
+            return any(
+                isinstance(i, Exit)
+                and i.kind != "abort"
+                and i.guard is not None
+                and not i.inlined
+                and _within(facts, scope, i.node)
+                for i in walk(seq)
+            )
+
+        exits_zero, exits_other = own_exits(zero), own_exits(other)
         findings = []
         settled: set[str] = set()  # op names already explained by an "order" finding
         matcher = difflib.SequenceMatcher(a=keys_a, b=keys_b, autojunk=False)
@@ -318,7 +332,8 @@ class Analysis:
             if (not left_ops and not right_ops) or {op.name for op in left_ops + right_ops} <= settled:
                 continue
             first = (left_ops or right_ops)[0]
-            if first.guard is None and not own_exit:
+            explained = exits_other if left_ops else exits_zero
+            if first.guard is None and not explained:
                 continue  # the difference is inside a callee, reported there
             finding = self._difference(a, b, i1, j1, left_ops, right_ops)
             if finding.kind == "order":
@@ -364,6 +379,16 @@ class Analysis:
         )
 
 
+def _within(facts: ModuleFacts, scope: Scope, node: cst.CSTNode) -> bool:
+    if isinstance(scope.node, cst.Module):
+        return node in facts.spans
+    start, end = facts.span(scope.node)
+    if node not in facts.spans:
+        return False
+    node_start, node_end = facts.span(node)
+    return start <= node_start and node_end <= end
+
+
 def _inside(exit_item: Exit, choice: Choice) -> bool:
     """The exit is written inside the branch itself (not in a function the branch calls)."""
     if exit_item.facts is not choice.facts:
@@ -377,8 +402,8 @@ def _chain_length(finding: Finding) -> int:
     return min((len(op.via) for op in finding.ops), default=0)
 
 
-def _divergent_choices(seq: Seq, in_loop: list[Op] | None = None) -> list[Finding]:
-    """`in_loop`: the collectives of the innermost enclosing loop, when it has any."""
+def _divergent_choices(seq: Seq, in_loop: Loop | None = None) -> list[Finding]:
+    """`in_loop`: the innermost enclosing loop, when its body runs collectives."""
     """Choices some ranks take one way and others another, whose arms run different collectives."""
     found: list[Finding] = []
     for item in seq:
@@ -396,19 +421,35 @@ def _divergent_choices(seq: Seq, in_loop: list[Op] | None = None) -> list[Findin
                 ops = [op for op in walk(item.body) if isinstance(op, Op) and op.param is None]
                 test = getattr(item.node, "test", item.node)
                 found.append(Finding(code, "loop", item.facts, test, ops, cond=item.cond))
-            found.extend(_divergent_choices(item.body, _loop_ops(item) if body_ops else None))
+            found.extend(_divergent_choices(item.body, item if body_ops else None))
     return found
 
 
-def _loop_ops(loop: Loop) -> list[Op]:
-    return [op for op in walk(loop.body) if isinstance(op, Op) and op.param is None]
+def _ops_along(seq: Seq, target: Exit) -> list[Op]:
+    """The collectives of a loop body on the uniform path that leads to `target`.
+
+    A `break` in the `else` of `if use_fsdp_eval:` skips later iterations of that arm only:
+    every iteration takes the same arm of a uniform test.
+    """
+    ops: list[Op] = []
+    for item in seq:
+        if isinstance(item, Op) and item.param is None:
+            ops.append(item)
+        elif isinstance(item, Choice):
+            holder = [arm for arm in item.arms if any(x is target for x in walk(arm))]
+            arms = holder if holder and not item.cond.divergent else item.arms
+            for arm in arms:
+                ops.extend(_ops_along(arm, target))
+        elif isinstance(item, Loop):
+            ops.extend(_ops_along(item.body, target))
+    return ops
 
 
-def _choice_finding(choice: Choice, in_loop: list[Op] | None) -> Finding | None:
+def _choice_finding(choice: Choice, in_loop: Loop | None) -> Finding | None:
     left = linearize(choice.arms[0], stop_matters=bool(in_loop), ignore_params=True)
     right = linearize(choice.arms[1], stop_matters=bool(in_loop), ignore_params=True)
     keys_l, keys_r = [t.key for t in left], [t.key for t in right]
-    if keys_l == keys_r or _aborts(keys_l) or _aborts(keys_r):
+    if keys_l == keys_r or aborts(keys_l) or aborts(keys_r):
         return None  # equal, or one arm ends the job (fail-fast: the launcher stops every rank)
     matcher = difflib.SequenceMatcher(a=keys_l, b=keys_r, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -428,8 +469,10 @@ def _choice_finding(choice: Choice, in_loop: list[Op] | None) -> Finding | None:
     skipped = _skipped_ops(left, right)
     if exits:
         exit_item = exits[0]
-        if exit_item.kind in ("break", "return") and in_loop:
-            skipped = in_loop  # every later iteration is skipped too
+        if exit_item.kind in ("break", "return") and in_loop is not None:
+            skipped = _ops_along(in_loop.body, exit_item)  # every later iteration is skipped too
+        if not skipped:
+            return None
         return Finding(
             code,
             "exit",
@@ -442,19 +485,6 @@ def _choice_finding(choice: Choice, in_loop: list[Op] | None) -> Finding | None:
         )
     report = next((op.site for op in skipped if op.facts is choice.facts), choice.test or choice.node)
     return Finding(code, "branch", choice.facts, report, skipped, choice=choice, cond=choice.cond)
-
-
-def _aborts(keys: list) -> bool:
-    """The arm ends the process on every path (a `raise` or `sys.exit` outside nested branches)."""
-    depth = 0
-    for key in keys:
-        if isinstance(key, tuple) and key[0] in ("(", "["):
-            depth += 1
-        elif isinstance(key, tuple) and key[0] in (")", "]"):
-            depth -= 1
-        elif key == "!" and depth == 0:
-            return True
-    return False
 
 
 def _skipped_ops(left, right) -> list[Op]:

@@ -108,11 +108,16 @@ def seq_size(seq: Seq) -> int:
 
 
 def may_exit(seq: Seq) -> bool:
+    """Can the sequence leave the block early (`continue`, `break`, `return`)?
+
+    An abort (raise, sys.exit) is left out: it ends the job, so what follows a branch that may
+    abort needs no pushing into the branch's other arm — comparisons drop aborting arms.
+    """
     if not seq:
         return False
     last = seq[-1]
     if isinstance(last, Exit) and last.terminal:
-        return True
+        return last.kind != "abort"
     return isinstance(last, Choice) and last.exits
 
 
@@ -150,6 +155,8 @@ def end_of_callee(seq: Seq) -> Seq:
             item = replace(item, inlined=True)
         elif isinstance(item, Choice):
             item = replace(item, arms=tuple(end_of_callee(arm) for arm in item.arms))
+        elif isinstance(item, Loop):
+            item = replace(item, body=end_of_callee(item.body))
         out.append(item)
     return tuple(out)
 
@@ -196,6 +203,13 @@ class Linearizer:
 
     ignore_params: bool = False
     tokens: list[Token] = field(default_factory=list)
+    # Branches seen on the other side of a comparison: one seen here only, whose condition is
+    # uniform and one arm of which leaves early (an error path: `if not ok: return -1`), is
+    # read as its other arm — comparing both sides' normal path, not their error exits.
+    shared: frozenset[int] | None = None
+
+    def sub(self) -> Linearizer:
+        return Linearizer(self.ignore_params, shared=self.shared)
 
     def run(self, seq: Seq, stop_matters: bool = False) -> list[Token]:
         self._seq(seq, stop_matters)
@@ -215,9 +229,17 @@ class Linearizer:
                 elif item.kind in ("break", "return") and stop_matters:
                     self.tokens.append(Token("stop", item))
             elif isinstance(item, Choice):
-                left = Linearizer(self.ignore_params).run(item.arms[0], stop_matters)
-                right = Linearizer(self.ignore_params).run(item.arms[1], stop_matters)
-                if [t.key for t in left] == [t.key for t in right]:
+                error_arm = self._one_sided_error_path(item)
+                if error_arm is not None:
+                    self.tokens.extend(self.sub().run(item.arms[1 - error_arm], stop_matters))
+                    continue
+                left = self.sub().run(item.arms[0], stop_matters)
+                right = self.sub().run(item.arms[1], stop_matters)
+                left_keys, right_keys = [t.key for t in left], [t.key for t in right]
+                # An arm that always ends the job (raise, sys.exit) is fail-fast: compare the other.
+                if aborts(left_keys) and not aborts(right_keys):
+                    self.tokens.extend(right)
+                elif (aborts(right_keys) and not aborts(left_keys)) or left_keys == right_keys:
                     self.tokens.extend(left)
                 else:
                     self.tokens.append(Token(("(", id(item.node)), item))
@@ -226,15 +248,43 @@ class Linearizer:
                     self.tokens.extend(right)
                     self.tokens.append(Token((")", id(item.node)), item))
             elif isinstance(item, Loop):
-                inner = Linearizer(self.ignore_params).run(item.body, has_ops(item.body))
+                inner = self.sub().run(item.body, has_ops(item.body))
                 if inner:
                     self.tokens.append(Token(("[", id(item.node)), item))
                     self.tokens.extend(inner)
                     self.tokens.append(Token(("]", id(item.node)), item))
 
+    def _one_sided_error_path(self, item: Choice) -> int | None:
+        """The arm that only leaves (no collective, then `return`), for a one-sided branch."""
+        if self.shared is None or id(item.node) in self.shared or item.cond.divergent:
+            return None
+        for index, arm in enumerate(item.arms):
+            if arm and isinstance(arm[-1], Exit) and arm[-1].terminal and not has_ops(arm, count_params=True):
+                return index
+        return None
 
-def linearize(seq: Seq, *, stop_matters: bool = False, ignore_params: bool = False) -> list[Token]:
-    return Linearizer(ignore_params).run(seq, stop_matters)
+
+def choice_nodes(seq: Seq) -> frozenset[int]:
+    return frozenset(id(item.node) for item in walk(seq) if isinstance(item, Choice))
+
+
+def aborts(keys: list) -> bool:
+    """The tokens end the process on every path (a `raise` or `sys.exit` outside nested branches)."""
+    depth = 0
+    for key in keys:
+        if isinstance(key, tuple) and key[0] in ("(", "["):
+            depth += 1
+        elif isinstance(key, tuple) and key[0] in (")", "]"):
+            depth -= 1
+        elif key == "!" and depth == 0:
+            return True
+    return False
+
+
+def linearize(
+    seq: Seq, *, stop_matters: bool = False, ignore_params: bool = False, shared: frozenset[int] | None = None
+) -> list[Token]:
+    return Linearizer(ignore_params, shared=shared).run(seq, stop_matters)
 
 
 def walk(seq: Seq):

@@ -87,6 +87,8 @@ class Simulator:
         # (shard source, loop node, ops): loops over data split per rank, calling collectives.
         self.shard_findings: list[tuple[tuple, cst.CSTNode, list[Op]]] = []
         self.joined = 0  # inside `with model.join():`, uneven inputs are handled
+        self.path: list[Val] = []  # divergent tests of the branches being simulated
+        self.complete = True  # False once a callee could not be summarised
         self._class_attr_stack: set[str] = set()
         self._bind_params(args)
 
@@ -124,7 +126,13 @@ class Simulator:
             ret = self.returns[0]
             for value in self.returns[1:]:
                 ret = join(ret, value)
-        return Summary(self.seq, ret, split_findings=self.split_findings, shard_findings=self.shard_findings)
+        return Summary(
+            self.seq,
+            ret,
+            complete=self.complete,
+            split_findings=self.split_findings,
+            shard_findings=self.shard_findings,
+        )
 
     # Blocks ------------------------------------------------------------------------------
 
@@ -199,7 +207,10 @@ class Simulator:
             if name is not None:
                 self.env[name] = combine([self.lookup(node.target), value])
         elif isinstance(node, cst.Return):
-            self.returns.append(self.eval(node.value) if node.value is not None else NONE)
+            value = self.eval(node.value) if node.value is not None else NONE
+            for cond in self.path:
+                value = taint(value, cond)  # returned under a divergent test: diverges with it
+            self.returns.append(value)
             self.emit(Exit("return", node, self.facts, self._guard()))
         elif isinstance(node, cst.Continue):
             self.emit(Exit("continue", node, self.facts, self._guard()))
@@ -227,6 +238,8 @@ class Simulator:
                 part = value
                 if value.tag == "deepspeed-init":
                     part = Val(Kind.OBJECT, tag="deepspeed") if index == 0 else Val(Kind.OBJECT)
+                elif value.items is not None and len(value.items) == len(target.elements):
+                    part = value.items[index]
                 elif isinstance(value_node, (cst.Tuple, cst.List)) and index < len(value_node.elements):
                     part = self.eval(value_node.elements[index].value, emit=False)
                 elif value.kind is Kind.CONST and isinstance(value.const, tuple) and index < len(value.const):
@@ -269,8 +282,13 @@ class Simulator:
             return
         # A rank test this class cannot settle (`args.distributed and rank == 0` on rank 0) still
         # guards what it encloses, for messages.
-        if cond.rank:
+        # Only a test that names a rank guards what it encloses when this class cannot settle it;
+        # values merely touched by a rank somewhere (`data` built with `args.rank`) do not.
+        undecided_guard = cond.rank and _names_rank(test)
+        if undecided_guard:
             self.guards.append(Guard(test, self.facts, self._text(test), decided=False))
+        if cond.divergent:
+            self.path.append(cond)
         try:
             then_seq, then_env, then_falls = self.sub(
                 body.body if isinstance(body, cst.IndentedBlock) else body
@@ -286,8 +304,10 @@ class Simulator:
             else:
                 else_seq, else_env, else_falls = self.sub(orelse.body)
         finally:
-            if cond.rank:
+            if undecided_guard:
                 self.guards.pop()
+            if cond.divergent:
+                self.path.pop()
         self.env = self._merge([(then_env, then_falls), (else_env, else_falls)], cond)
         self.emit(Choice(node, test, self.facts, cond, (then_seq, else_seq)))
 
@@ -474,7 +494,9 @@ class Simulator:
             values = [self.eval(e.value) for e in node.elements]
             if values and all(v.kind is Kind.CONST for v in values):
                 return const(tuple(v.const for v in values), rank=any(v.rank for v in values))
-            return combine(values)
+            starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
+            items = tuple(values) if isinstance(node, cst.Tuple) and not starred else None
+            return replace(combine(values), items=items)
         if isinstance(node, cst.Subscript):
             return self.subscript(node)
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
@@ -650,6 +672,8 @@ class Simulator:
             return main_flag(self.rank_zero, f"`{self._text(node)}` ({self._where(node)})")
         if qualified in cat.UNIFORM_CALLS:
             return UNIFORM
+        if qualified in cat.FILESYSTEM_CALLS:
+            return UNIFORM
         if qualified in cat.DATA_CALLS:
             if any(a.divergent for a in args):
                 return combine(args)  # keep the root cause: `isnan(loss)` diverges through `loss`
@@ -811,13 +835,9 @@ class Simulator:
         name = callee_scope.name
         # What the callee finds in this calling context (a shard it was handed) is found here too.
         self.shard_findings.extend(summary.shard_findings)
+        self.complete = self.complete and summary.complete
         self.emit(*self._rebase(summary.seq, node, name, bound, arg_nodes))
-        ret = summary.ret
-        if ret.deps:
-            inputs = [bound[i] for i in ret.deps if i < len(bound) and bound[i] is not None]
-            base = Val(ret.kind, ret.const, ret.rank, ret.origin, frozenset(), ret.tag)
-            return combine([base, *inputs]) if ret.kind is Kind.UNIFORM else base
-        return ret
+        return _substitute(summary.ret, bound)
 
     def _rebase(self, seq: Seq, site, name: str, bound, arg_nodes) -> Seq:
         """A callee's sequence as seen from this call: its ops now sit at `site`."""
@@ -864,6 +884,23 @@ class Simulator:
         return f"{self.facts.path.name}:{self.facts.line_of(node)}"
 
 
+def _substitute(value: Val, bound) -> Val:
+    """A callee's result in terms of this call's arguments (`return x` gives back what we passed)."""
+    items = tuple(_substitute(item, bound) for item in value.items) if value.items is not None else None
+    if not value.deps:
+        return replace(value, items=items) if items is not None else value
+    base = replace(value, deps=frozenset(), items=items)
+    if value.kind is not Kind.UNIFORM:
+        return base
+    inputs = [bound[i] for i in value.deps if i < len(bound) and bound[i] is not None]
+    result = combine([base, *inputs])
+    if len(inputs) == 1 and inputs[0].kind is Kind.UNIFORM:
+        result = replace(result, items=inputs[0].items or items, null=inputs[0].null or value.null)
+    return replace(
+        result, null=result.null or value.null, tag=value.tag or result.tag, items=result.items or items
+    )
+
+
 def _looks_like_data(node: cst.BaseExpression) -> bool:
     name = dotted_name(node)
     if name is None:
@@ -876,6 +913,20 @@ def _method_name(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         return node.func.attr.value
     return None
+
+
+def _names_rank(node: cst.CSTNode) -> bool:
+    from ddplint.facts import child_nodes
+
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name) and current.value in cat.RANK_WORDS:
+            return True
+        if isinstance(current, cst.Attribute) and current.attr.value in cat.RANK_WORDS:
+            return True
+        stack.extend(child_nodes(current))
+    return False
 
 
 def _call_name(node: cst.BaseExpression) -> str:
@@ -950,6 +1001,12 @@ def _compare(op: cst.BaseCompOp, left: Val, right: Val) -> Val:
     if isinstance(op, (cst.Is, cst.IsNot)):
         result = _identity_to_none(left, right)
         if result is None:
+            maybe_none = left if left.null is not None else right if right.null is not None else None
+            if maybe_none is not None and _is_none_literal(right if maybe_none is left else left):
+                kind = maybe_none.null
+                return Val(
+                    kind, rank=maybe_none.rank or kind is Kind.RANK, origin=maybe_none.origin, deps=deps
+                )
             return combine([left, right])
         value = result if isinstance(op, cst.Is) else not result
         return Val(Kind.CONST, value, rank=rank, deps=deps)
@@ -1003,6 +1060,10 @@ def _nonzero_compare(op: type, k: int, flipped: bool) -> bool | None:
     if op is cst.LessThanEqual:
         return False if k < 1 else None
     return None
+
+
+def _is_none_literal(value: Val) -> bool:
+    return value.kind is Kind.CONST and value.const is None
 
 
 def _identity_to_none(left: Val, right: Val) -> bool | None:

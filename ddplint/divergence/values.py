@@ -37,6 +37,15 @@ class Val:
     # Data split per rank without padding, as (facts, node) of the split: ranks may hold
     # different numbers of items, so loops over it may run different numbers of times.
     shard: tuple | None = None
+    # May be None, and whether it is None diverges like this (UNIFORM when a uniform decision
+    # picked between `return None` and `return batch`): `x is None` then reads this, not the
+    # divergence of what `x` holds when it is not None.
+    null: Kind | None = None
+    # The elements of a tuple, when known: `return loss, state` keeps `state` uniform even
+    # when `loss` is per-rank data.
+    items: tuple | None = None
+    # Divergent only on some setups (a file check): it does not taint by control dependence.
+    weak: bool = False
 
     @property
     def divergent(self) -> bool:
@@ -93,9 +102,13 @@ def combine(values, origin: str | None = None) -> Val:
     rank = any(v.rank for v in values)
     shard = first_shard(values)
     for kind in (Kind.DATA, Kind.RANK):
-        for v in values:
-            if v.kind is kind:
-                return Val(kind, rank=rank, origin=v.origin or origin, deps=deps, shard=shard)
+        divergent = [v for v in values if v.kind is kind]
+        if divergent:
+            strong = [v for v in divergent if not v.weak]
+            first = (strong or divergent)[0]
+            return Val(
+                kind, rank=rank, origin=first.origin or origin, deps=deps, shard=shard, weak=not strong
+            )
     return Val(Kind.UNIFORM, rank=rank, deps=deps, shard=shard)
 
 
@@ -103,6 +116,14 @@ def join(a: Val, b: Val) -> Val:
     """The value after two paths meet."""
     if a == b:
         return a
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        joined = join(replace(a, items=None), replace(b, items=None))
+        return replace(joined, items=tuple(join(x, y) for x, y in zip(a.items, b.items)))
+    a_none = a.kind is Kind.CONST and a.const is None
+    b_none = b.kind is Kind.CONST and b.const is None
+    if a_none != b_none:
+        other = b if a_none else a
+        return replace(other, null=_worst(other.null, Kind.UNIFORM))
     if a.shard is not None or b.shard is not None:
         joined = join(replace(a, shard=None), replace(b, shard=None))
         return replace(joined, shard=a.shard or b.shard)
@@ -118,8 +139,21 @@ def join(a: Val, b: Val) -> Val:
     return Val(Kind.UNIFORM, rank=a.rank or b.rank, deps=a.deps | b.deps)
 
 
+def _worst(a: Kind | None, b: Kind | None) -> Kind | None:
+    for kind in (Kind.DATA, Kind.RANK, Kind.UNIFORM):
+        if kind in (a, b):
+            return kind
+    return None
+
+
 def taint(value: Val, condition: Val) -> Val:
     """A value assigned under a divergent condition diverges with it (control dependence)."""
-    if not condition.divergent or value.divergent:
+    if not condition.divergent or condition.weak:
+        return value
+    if value.null is not None:
+        value = replace(value, null=_worst(value.null, condition.kind))
+    if value.items is not None:
+        value = replace(value, items=tuple(taint(item, condition) for item in value.items))
+    if value.divergent:
         return value
     return Val(condition.kind, rank=condition.rank or value.rank, origin=condition.origin, deps=value.deps)
