@@ -114,6 +114,14 @@ def combine(values, origin: str | None = None) -> Val:
 
 def join(a: Val, b: Val) -> Val:
     """The value after two paths meet."""
+    joined = _join(a, b)
+    null = _worst(a.null, b.null)
+    if null is not None and joined.null is None:
+        joined = replace(joined, null=null)
+    return joined
+
+
+def _join(a: Val, b: Val) -> Val:
     if a == b:
         return a
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
