@@ -1,0 +1,173 @@
+"""The 2-rank scripts, the rule each one proves, and what the rule's message says will happen.
+
+Each bad script `scripts/<name>.py` has a variant `scripts/<name>.handfixed.py` written the way the
+rule page recommends. `check_bad` asserts the failure the rule's message claims; `check_fixed`
+asserts that a fixed version (by hand or by `ddplint check --fix --unsafe-fixes`) completes with
+every rank agreeing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from harness import Outcome
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+def completes_agreeing(outcome: Outcome) -> None:
+    outcome.assert_completed_agreeing()
+
+
+def falls_out_of_step(outcome: Outcome) -> None:
+    """Hang, collective failure or silent disagreement: the ranks no longer run the same collectives."""
+    outcome.assert_diverged()
+
+
+def raises_at_construction(outcome: Outcome) -> None:
+    """DDP001: `ValueError: sampler option is mutually exclusive with shuffle` from `DataLoader(...)`."""
+    assert outcome.status == "raised", outcome.summary
+    for rank in outcome.ranks:
+        assert rank.error == "ValueError: sampler option is mutually exclusive with shuffle", outcome.summary
+        where = rank.where(outcome.script) or ""
+        assert "DataLoader(" in where, f"not raised at the DataLoader's construction: {outcome.summary}"
+        assert rank.report is None, f"a training step ran: {outcome.summary}"
+
+
+def _orders(outcome: Outcome) -> list[list[list[int]]]:
+    """Per rank, per epoch, the sample indices in the order that rank trained on them."""
+    return [rank.report["orders"] for rank in outcome.ranks]
+
+
+def _ranks_partition_each_epoch(outcome: Outcome) -> None:
+    """Ranks stay consistent with each other: in every epoch they split the data set between them."""
+    orders = _orders(outcome)
+    for epoch in range(len(orders[0])):
+        seen = sorted(i for rank in orders for i in rank[epoch])
+        assert seen == list(range(len(seen))), f"epoch {epoch}: ranks overlap or miss samples: {orders}"
+
+
+def same_order_every_epoch(outcome: Outcome) -> None:
+    """DDP002: every epoch repeats the same permutation; the ranks still agree with each other."""
+    outcome.assert_completed_agreeing()
+    _ranks_partition_each_epoch(outcome)
+    for rank, epochs in enumerate(_orders(outcome)):
+        assert len(epochs) >= 2 and all(e == epochs[0] for e in epochs), f"rank {rank}: {epochs}"
+
+
+def new_order_each_epoch(outcome: Outcome) -> None:
+    outcome.assert_completed_agreeing()
+    _ranks_partition_each_epoch(outcome)
+    for rank, epochs in enumerate(_orders(outcome)):
+        assert len({tuple(e) for e in epochs}) == len(epochs), f"rank {rank} repeats an order: {epochs}"
+
+
+def rank0_stuck_in_evaluation(outcome: Outcome) -> None:
+    """DDP005 through the wrapper: rank 0 is left waiting in the wrapper's buffer broadcast.
+
+    The evaluation's `model(x)` is a call of the DDP wrapper, which synchronizes the BatchNorm
+    buffers (`_sync_buffers`) even under `no_grad()` in `eval()` mode.
+    """
+    outcome.assert_diverged()
+    rank0 = outcome.ranks[0]
+    assert rank0.timed_out or rank0.peer_left, outcome.summary
+    assert "model(x)" in (rank0.where(outcome.script) or ""), outcome.summary
+    assert "in _sync_buffers" in rank0.stderr, (
+        f"rank 0 did not wait in the buffer broadcast: {outcome.summary}"
+    )
+
+
+@dataclass(frozen=True)
+class Case:
+    code: str
+    script: str
+    claim: str  # what the rule's message says happens at run time
+    check_bad: Callable[[Outcome], None]
+    check_fixed: Callable[[Outcome], None] = completes_agreeing
+    # The issue that specifies the rule describes an automatic fix for this pattern.
+    autofix: bool = True
+
+    @property
+    def path(self) -> Path:
+        return SCRIPTS / self.script
+
+    @property
+    def handfixed(self) -> Path:
+        return SCRIPTS / self.script.replace(".py", ".handfixed.py")
+
+    @property
+    def id(self) -> str:
+        return self.script.removesuffix(".py")
+
+
+CASES = [
+    Case(
+        "DDP001",
+        "ddp001_seed_article.py",
+        "`ValueError` at the `DataLoader`'s construction",
+        raises_at_construction,
+    ),
+    Case(
+        "DDP002",
+        "ddp002_no_set_epoch.py",
+        "the same permutation every epoch; ranks still agree",
+        same_order_every_epoch,
+        new_order_each_epoch,
+    ),
+    Case(
+        "DDP003",
+        "ddp003_manual_rank_slice.py",
+        "one rank runs more steps; its all-reduce waits forever",
+        falls_out_of_step,
+        autofix=False,
+    ),
+    Case(
+        "DDP003",
+        "ddp003_iterable_sharded.py",
+        "one rank runs more steps; its all-reduce waits forever",
+        falls_out_of_step,
+        autofix=False,
+    ),
+    Case(
+        "DDP004",
+        "ddp004_skip_bad_batch.py",
+        "one rank skips the gradient all-reduce the others wait in",
+        falls_out_of_step,
+    ),
+    Case(
+        "DDP004",
+        "ddp004_nan_skip.py",
+        "one rank skips the gradient all-reduce the others wait in",
+        falls_out_of_step,
+    ),
+    Case(
+        "DDP004",
+        "ddp004_wallclock_break.py",
+        "one rank leaves the loop while the others wait in its all-reduce",
+        falls_out_of_step,
+        # The issue specifies the agree-first rewrite for `if <cond>: continue`; for a `break`
+        # the hand-fixed variant carries the proof when no fix is offered.
+        autofix=False,
+    ),
+    Case(
+        "DDP005",
+        "ddp005_eval_through_wrapper.py",
+        "rank 0 broadcasts buffers alone in the DDP call; it waits forever",
+        rank0_stuck_in_evaluation,
+    ),
+    Case(
+        "DDP005",
+        "ddp005_barrier_in_rank_branch.py",
+        "rank 0 waits in the barrier alone",
+        falls_out_of_step,
+    ),
+    Case(
+        "DDP005",
+        "ddp005_return_on_other_ranks.py",
+        "rank 0 waits in the all-reduce alone",
+        falls_out_of_step,
+        autofix=False,
+    ),
+]

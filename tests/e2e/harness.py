@@ -1,0 +1,281 @@
+"""Launch a training script on 2 local ranks (gloo, loopback) and say what happened.
+
+Every rank runs as its own process with the environment `torchrun` would give it (`RANK`,
+`WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR`, `MASTER_PORT`). A script reports, on each rank, one
+line `E2E {"steps": ..., "checksum": ...}` when its training loop is over. The outcome is one of
+
+- ``completed``: every rank exited 0 and all reports agree (same steps, same checksum);
+- ``disagreed``: every rank exited 0, but the reports differ (on gloo a mismatched collective can
+  return a wrong value instead of hanging);
+- ``hung``: a rank waited in a collective until the process-group timeout, or the run outlived
+  the wall-clock limit and was killed;
+- ``raised``: a rank ended with an ordinary error (its exception is kept), or a rank's collective
+  failed because its peer exited without entering it (gloo's "Connection closed by peer").
+
+Nothing here imports torch: the scripts do, in their own processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+WORLD_SIZE = 2
+# Seconds a collective may wait for its peers before gloo gives up (the scripts read it).
+PG_TIMEOUT = float(os.environ.get("DDPLINT_E2E_PG_TIMEOUT", "3"))
+# Seconds a whole run may take before every process of it is killed.
+WALL_LIMIT = float(os.environ.get("DDPLINT_E2E_WALL_LIMIT", "60"))
+
+REPORT_PREFIX = "E2E "
+AGREEMENT_KEYS = ("steps", "checksum")
+
+# How gloo says that a collective waited for a peer that never came.
+_TIMEOUT_PATTERNS = (
+    re.compile(r"Timed out waiting \d+ms"),
+    re.compile(r"Application timeout caused pair closure"),
+    re.compile(r"timed out", re.IGNORECASE),
+)
+# How gloo says that a peer left while this rank waited in a collective.
+_PEER_PATTERNS = (
+    re.compile(r"Connection closed by peer"),
+    re.compile(r"Connection reset by peer"),
+)
+_FRAME_LINE = re.compile(r'^(?:\[rank\d+\]:)?\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+_EXCEPTION_LINE = re.compile(r"^(?:\[rank\d+\]:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)):\s?(.*)$")
+
+
+@dataclass
+class RankResult:
+    rank: int
+    returncode: int | None  # None: killed at the wall-clock limit
+    stdout: str
+    stderr: str
+    reports: list[dict] = field(default_factory=list)
+
+    @property
+    def report(self) -> dict | None:
+        return self.reports[-1] if self.reports else None
+
+    @property
+    def error(self) -> str | None:
+        """`Type: message` of the exception the rank ended with, if any."""
+        if self.returncode in (0, None):
+            return None
+        for line in reversed(self.stderr.splitlines()):
+            match = _EXCEPTION_LINE.match(line.strip())
+            if match:
+                return f"{match.group(1)}: {match.group(2)}".strip()
+        return f"exit code {self.returncode}"
+
+    def where(self, script: str) -> str | None:
+        """`line N (code)` of the innermost frame of `script` in the traceback the rank ended with."""
+        if self.returncode in (0, None):
+            return None
+        lines = self.stderr.splitlines()
+        found = None
+        for index, line in enumerate(lines):
+            match = _FRAME_LINE.match(line)
+            if match and Path(match.group("file")).name == script:
+                code = lines[index + 1] if index + 1 < len(lines) else ""
+                code = re.sub(r"^\[rank\d+\]:", "", code).strip()
+                found = f"line {match.group('line')} `{code}`"
+        return found
+
+    @property
+    def error_type(self) -> str | None:
+        error = self.error
+        return error.split(":", 1)[0] if error and ":" in error else None
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None or any(p.search(self.error or "") for p in _TIMEOUT_PATTERNS)
+
+    @property
+    def peer_left(self) -> bool:
+        return any(p.search(self.error or "") for p in _PEER_PATTERNS)
+
+    @property
+    def ordinary_error(self) -> bool:
+        """Ended with an error that is not a collective waiting in vain (e.g. a `ValueError`)."""
+        return self.returncode not in (0, None) and not (self.timed_out or self.peer_left)
+
+
+@dataclass
+class Outcome:
+    script: str
+    status: str  # completed | disagreed | hung | raised
+    ranks: list[RankResult]
+    seconds: float
+
+    @property
+    def summary(self) -> str:
+        parts = []
+        for r in self.ranks:
+            if r.returncode is None:
+                parts.append(f"rank {r.rank}: still running after {WALL_LIMIT:.0f}s, killed")
+            elif r.returncode:
+                where = r.where(self.script)
+                done = f"reported {_brief(r.report)}, then " if r.report else ""
+                at = f" at {where}" if where else ""
+                parts.append(f"rank {r.rank}: {done}{_shorten(r.error or '')}{at}")
+            else:
+                parts.append(f"rank {r.rank}: completed, reported {_brief(r.report)}")
+        return f"{self.status} in {self.seconds:.1f}s ({'; '.join(parts)})"
+
+    @property
+    def diverged(self) -> bool:
+        """The ranks fell out of step: a collective waited in vain, or results silently differ.
+
+        An ordinary Python error (a `ValueError`, a typo in the script) is not divergence; a rank
+        that waited in a collective until its peer left or the timeout struck is.
+        """
+        if self.status in ("hung", "disagreed"):
+            return True
+        return self.status == "raised" and not any(r.ordinary_error for r in self.ranks)
+
+    def assert_completed_agreeing(self) -> None:
+        assert self.status == "completed", (
+            f"{self.script}: expected every rank to complete and agree, got {self.summary}"
+        )
+        reports = [r.report for r in self.ranks]
+        assert all(reports), f"{self.script}: a rank did not report: {self.summary}"
+        assert all(rep["steps"] > 0 for rep in reports), (
+            f"{self.script}: no training step ran: {self.summary}"
+        )
+
+    def assert_diverged(self) -> None:
+        assert self.diverged, f"{self.script}: expected the ranks to fall out of step, got {self.summary}"
+
+
+def _brief(report: dict | None) -> str:
+    if not report:
+        return "nothing"
+    return ", ".join(f"{k}={report[k]}" for k in AGREEMENT_KEYS if k in report)
+
+
+def _shorten(text: str, limit: int = 160) -> str:
+    text = re.sub(r"\[/[^\]]*third_party/gloo/gloo/", "[gloo/", text)
+    text = re.sub(r"\. This is typically caused by.*", "", text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rank_env(rank: int, port: int, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        WORLD_SIZE=str(WORLD_SIZE),
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        LOCAL_WORLD_SIZE=str(WORLD_SIZE),
+        GLOO_SOCKET_IFNAME="lo",
+        DDPLINT_E2E_PG_TIMEOUT=str(PG_TIMEOUT),
+        OMP_NUM_THREADS="1",
+        PYTHONUNBUFFERED="1",
+        PYTHONHASHSEED="0",
+    )
+    env.pop("TORCH_DISTRIBUTED_DEBUG", None)
+    env.update(extra or {})
+    return env
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def run_ranks(script: Path, *, env: dict[str, str] | None = None, wall_limit: float | None = None) -> Outcome:
+    """Run `script` on `WORLD_SIZE` ranks; kill every process of the run at the wall-clock limit."""
+    script = Path(script).resolve()
+    limit = WALL_LIMIT if wall_limit is None else wall_limit
+    port = free_port()
+    procs: list[subprocess.Popen] = []
+    killed: set[int] = set()
+    start = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        files = [
+            tuple(stack.enter_context(tempfile.TemporaryFile(mode="w+", encoding="utf-8")) for _ in "oe")
+            for _ in range(WORLD_SIZE)
+        ]
+        try:
+            for rank, (out, err) in enumerate(files):
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, str(script)],
+                        cwd=script.parent,
+                        env=rank_env(rank, port, env),
+                        stdin=subprocess.DEVNULL,
+                        stdout=out,
+                        stderr=err,
+                        start_new_session=True,  # its own process group: DataLoader workers die with it
+                    )
+                )
+            deadline = start + limit
+            for rank, proc in enumerate(procs):
+                try:
+                    proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    killed.add(rank)
+        finally:
+            for proc in procs:
+                _kill_group(proc)  # a hung rank, or the worker processes a finished rank left
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait()
+        seconds = time.monotonic() - start
+        ranks = []
+        for rank, (proc, (out, err)) in enumerate(zip(procs, files)):
+            out.seek(0)
+            err.seek(0)
+            stdout, stderr = out.read(), err.read()
+            ranks.append(
+                RankResult(
+                    rank=rank,
+                    returncode=None if rank in killed else proc.returncode,
+                    stdout=stdout,
+                    stderr=stderr,
+                    reports=_reports(stdout),
+                )
+            )
+    return Outcome(script=script.name, status=_classify(ranks), ranks=ranks, seconds=seconds)
+
+
+def _reports(stdout: str) -> list[dict]:
+    reports = []
+    for line in stdout.splitlines():
+        if line.startswith(REPORT_PREFIX):
+            try:
+                reports.append(json.loads(line[len(REPORT_PREFIX) :]))
+            except json.JSONDecodeError:
+                continue
+    return reports
+
+
+def _classify(ranks: list[RankResult]) -> str:
+    if any(r.ordinary_error for r in ranks):
+        return "raised"  # the root cause; a peer's timeout is only its consequence
+    if any(r.timed_out for r in ranks):
+        return "hung"
+    if any(r.returncode != 0 for r in ranks):
+        return "raised"  # a collective failed because its peer left
+    reports = [r.report for r in ranks]
+    if not all(reports):
+        return "raised"  # exited 0 without reporting: the script ended early
+    keys = [tuple(rep.get(k) for k in AGREEMENT_KEYS) for rep in reports]
+    return "completed" if len(set(keys)) == 1 else "disagreed"

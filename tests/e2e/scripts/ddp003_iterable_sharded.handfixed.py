@@ -1,0 +1,48 @@
+"""The rank-sharded stream, padded: every rank yields ceil(7 / 2) = 4 records, repeating its first."""
+
+import datetime
+import json
+import math
+import os
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, IterableDataset
+
+
+class Records(IterableDataset):
+    def __init__(self, n=7):
+        self.n = n
+
+    def __iter__(self):
+        rank, world = dist.get_rank(), dist.get_world_size()
+        mine = [i for i in range(self.n) if i % world == rank]
+        per_rank = math.ceil(self.n / world)
+        mine += mine[: per_rank - len(mine)]  # pad to the same length on every rank
+        for i in mine:
+            yield torch.randn(8, generator=torch.Generator().manual_seed(i)), i % 4
+
+
+def main():
+    timeout = datetime.timedelta(seconds=float(os.environ["DDPLINT_E2E_PG_TIMEOUT"]))
+    dist.init_process_group("gloo", timeout=timeout)
+    rank = dist.get_rank()
+    torch.manual_seed(0)
+    loader = DataLoader(Records(), batch_size=1)
+    model = DDP(torch.nn.Linear(8, 4))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    steps = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+        steps += 1
+    checksum = sum(p.detach().double().sum() for p in model.parameters()).item()
+    print("E2E " + json.dumps({"rank": rank, "steps": steps, "checksum": checksum.hex()}), flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Proof by execution: each bad script really fails on 2 gloo ranks the way its rule says, and
+its fixed version (by `ddplint check --fix --unsafe-fixes`, or by hand where the rule has no
+automatic fix) really completes with every rank agreeing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from cases import CASES, Case
+from harness import run_ranks
+from proof import autofix, codes, findings, prove_autofix
+
+from ddplint.rules import RULES_BY_CODE
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        importlib.util.find_spec("torch") is None,
+        reason="torch is not installed: the 2-rank runs need it (pip install torch==2.13.0)",
+    ),
+]
+
+
+def needs_rule(code: str):
+    return pytest.mark.skipif(code not in RULES_BY_CODE, reason=f"rule {code} not implemented yet")
+
+
+def by_id(case: Case) -> str:
+    return case.id
+
+
+def with_rule(cases: list[Case]) -> list:
+    return [pytest.param(c, id=c.id, marks=needs_rule(c.code)) for c in cases]
+
+
+@pytest.mark.parametrize("case", CASES, ids=by_id)
+def test_bad_script_fails_as_the_rule_says(case: Case) -> None:
+    outcome = run_ranks(case.path)
+    case.check_bad(outcome)
+
+
+@pytest.mark.parametrize("case", CASES, ids=by_id)
+def test_hand_fixed_script_completes(case: Case) -> None:
+    outcome = run_ranks(case.handfixed)
+    case.check_fixed(outcome)
+
+
+@pytest.mark.parametrize("case", with_rule(CASES))
+def test_rule_is_silent_on_the_hand_fixed_script(case: Case) -> None:
+    assert case.code not in codes(case.handfixed)
+
+
+@pytest.mark.parametrize("case", with_rule(CASES))
+def test_autofixed_script_completes(case: Case, tmp_path: Path) -> None:
+    found = [f for f in findings(case.path) if f["code"] == case.code]
+    assert found, f"{case.code} does not report {case.script}"
+    if not case.autofix and not all(f["fix"] for f in found):
+        pytest.skip(f"{case.code} offers no automatic fix here; the hand-fixed variant is the proof")
+    prove_autofix(case, tmp_path)
+
+
+# The proof must be able to fail: a fix that is only half applied, or not applied at all, runs
+# into the same assertion the suite makes about every fixed script.
+
+SKIP_BAD_BATCH = next(c for c in CASES if c.script == "ddp004_skip_bad_batch.py")
+
+
+def test_half_applied_agree_first_fix_is_caught(tmp_path: Path) -> None:
+    """The agree-first rewrite without its `all_reduce`: each rank branches on its own flag."""
+    text = SKIP_BAD_BATCH.handfixed.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    kept = [line for line in lines if "dist.all_reduce(flag" not in line]
+    assert len(kept) == len(lines) - 1
+    half = tmp_path / SKIP_BAD_BATCH.script
+    half.write_text("".join(kept), encoding="utf-8")
+    outcome = run_ranks(half)
+    assert outcome.diverged, outcome.summary
+    with pytest.raises(AssertionError):
+        SKIP_BAD_BATCH.check_fixed(outcome)
+
+
+@needs_rule("DDP004")
+def test_disabled_fix_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With DDP004's fix switched off, the autofix proof fails, and so does the unchanged run."""
+    from ddplint.rules.base import Context
+
+    report = Context.report
+
+    def report_without_ddp004_fix(self, node, message, **kwargs):
+        if self.rule is not None and self.rule.code == "DDP004":
+            kwargs["fix"] = None
+        return report(self, node, message, **kwargs)
+
+    monkeypatch.setattr(Context, "report", report_without_ddp004_fix)
+    with pytest.raises(AssertionError):
+        autofix(SKIP_BAD_BATCH, tmp_path / "lint")
+    unchanged = tmp_path / "lint" / SKIP_BAD_BATCH.script
+    assert unchanged.read_text(encoding="utf-8") == SKIP_BAD_BATCH.path.read_text(encoding="utf-8")
+    outcome = run_ranks(unchanged)
+    with pytest.raises(AssertionError):
+        SKIP_BAD_BATCH.check_fixed(outcome)
