@@ -1,8 +1,12 @@
 """Launch a training script on 2 local ranks (gloo, loopback) and say what happened.
 
 Every rank runs as its own process with the environment `torchrun` would give it (`RANK`,
-`WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR`, `MASTER_PORT`). A script reports, on each rank, one
-line `E2E {"steps": ..., "checksum": ...}` when its training loop is over. The outcome is one of
+`WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR=127.0.0.1`, a free `MASTER_PORT`) in a process group of
+its own, killed as a whole (with any DataLoader workers) when the run ends or outlives its
+wall-clock limit; a rank killed that way first prints its Python stacks.
+
+A script reports, on each rank, one line `E2E {"steps": ..., "checksum": ...}` when its training
+loop is over. The outcome is one of
 
 - ``completed``: every rank exited 0 and all reports agree (same steps, same checksum);
 - ``disagreed``: every rank exited 0, but the reports differ (on gloo a mismatched collective can
@@ -12,7 +16,9 @@ line `E2E {"steps": ..., "checksum": ...}` when its training loop is over. The o
 - ``raised``: a rank ended with an ordinary error (its exception is kept), or a rank's collective
   failed because its peer exited without entering it (gloo's "Connection closed by peer").
 
-Nothing here imports torch: the scripts do, in their own processes.
+Nothing here imports torch: the scripts do, in their own processes. (Forking the ranks from one
+process that has imported torch would halve the start-up cost, but a forked rank occasionally
+hung in the teardown after `destroy_process_group()`; fresh interpreters never did.)
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from pathlib import Path
 
 WORLD_SIZE = 2
 # Seconds a collective may wait for its peers before gloo gives up (the scripts read it).
-PG_TIMEOUT = float(os.environ.get("DDPLINT_E2E_PG_TIMEOUT", "3"))
+PG_TIMEOUT = float(os.environ.get("DDPLINT_E2E_PG_TIMEOUT", "4"))
 # Seconds a whole run may take before every process of it is killed.
 WALL_LIMIT = float(os.environ.get("DDPLINT_E2E_WALL_LIMIT", "60"))
 
@@ -122,7 +128,7 @@ class Outcome:
         parts = []
         for r in self.ranks:
             if r.returncode is None:
-                parts.append(f"rank {r.rank}: still running after {WALL_LIMIT:.0f}s, killed")
+                parts.append(f"rank {r.rank}: still running after {self.seconds:.0f}s, killed")
             elif r.returncode:
                 where = r.where(self.script)
                 done = f"reported {_brief(r.report)}, then " if r.report else ""
@@ -131,6 +137,32 @@ class Outcome:
             else:
                 parts.append(f"rank {r.rank}: completed, reported {_brief(r.report)}")
         return f"{self.status} in {self.seconds:.1f}s ({'; '.join(parts)})"
+
+    def describe(self) -> str:
+        """One short sentence per rank, for the README table."""
+        if self.status in ("completed", "disagreed"):
+            reports = [r.report or {} for r in self.ranks]
+            steps = "/".join(str(rep.get("steps")) for rep in reports)
+            if self.status == "completed":
+                return f"completed, ranks agree ({steps} steps)"
+            same = len({rep.get("checksum") for rep in reports}) == 1
+            return f"completed, ranks disagree (steps {steps}, {'same' if same else 'different'} parameters)"
+        parts = []
+        for r in self.ranks:
+            where = r.where(self.script)
+            at = f" in {where.split(' ', 2)[2]}" if where else ""
+            done = f"after {r.report['steps']} steps, " if r.report else ""
+            if r.returncode is None:
+                parts.append(f"rank {r.rank} still running, killed")
+            elif r.returncode == 0:
+                parts.append(f"rank {r.rank} completed {r.report['steps'] if r.report else '?'} steps")
+            elif r.timed_out:
+                parts.append(f"rank {r.rank} {done}timed out{at}")
+            elif r.peer_left:
+                parts.append(f"rank {r.rank} {done}lost its peer{at}")
+            else:
+                parts.append(f"rank {r.rank} raised `{r.error}`{at}")
+        return f"{self.status}: " + "; ".join(parts)
 
     @property
     def diverged(self) -> bool:
@@ -176,6 +208,7 @@ def free_port() -> int:
 
 
 def rank_env(rank: int, port: int, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment `torchrun` gives a rank, on loopback."""
     env = dict(os.environ)
     env.update(
         MASTER_ADDR="127.0.0.1",
@@ -195,9 +228,18 @@ def rank_env(rank: int, port: int, extra: dict[str, str] | None = None) -> dict[
     return env
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _dump_stacks(procs: list[subprocess.Popen]) -> None:
+    """Make every rank still running print its Python stacks (`-X faulthandler` on SIGABRT)."""
+    for proc in procs:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGABRT)
+    time.sleep(0.5)
 
 
 def run_ranks(script: Path, *, env: dict[str, str] | None = None, wall_limit: float | None = None) -> Outcome:
@@ -206,54 +248,56 @@ def run_ranks(script: Path, *, env: dict[str, str] | None = None, wall_limit: fl
     limit = WALL_LIMIT if wall_limit is None else wall_limit
     port = free_port()
     procs: list[subprocess.Popen] = []
-    killed: set[int] = set()
-    start = time.monotonic()
-    with contextlib.ExitStack() as stack:
-        files = [
-            tuple(stack.enter_context(tempfile.TemporaryFile(mode="w+", encoding="utf-8")) for _ in "oe")
-            for _ in range(WORLD_SIZE)
-        ]
+    killed = False
+    with tempfile.TemporaryDirectory(prefix="ddplint-e2e-") as outdir:
+        folder = Path(outdir)
+        start = time.monotonic()
         try:
-            for rank, (out, err) in enumerate(files):
-                procs.append(
-                    subprocess.Popen(
-                        [sys.executable, str(script)],
-                        cwd=script.parent,
-                        env=rank_env(rank, port, env),
-                        stdin=subprocess.DEVNULL,
-                        stdout=out,
-                        stderr=err,
-                        start_new_session=True,  # its own process group: DataLoader workers die with it
+            for rank in range(WORLD_SIZE):
+                with (
+                    open(folder / f"rank{rank}.out", "w") as out,
+                    open(folder / f"rank{rank}.err", "w") as err,
+                ):
+                    procs.append(
+                        subprocess.Popen(
+                            [sys.executable, "-X", "faulthandler", str(script)],
+                            cwd=script.parent,
+                            env=rank_env(rank, port, env),
+                            stdin=subprocess.DEVNULL,
+                            stdout=out,
+                            stderr=err,
+                            start_new_session=True,  # its own process group, with its DataLoader workers
+                        )
                     )
-                )
-            deadline = start + limit
-            for rank, proc in enumerate(procs):
+            for proc in procs:
                 try:
-                    proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                    proc.wait(timeout=max(0.0, start + limit - time.monotonic()))
                 except subprocess.TimeoutExpired:
-                    killed.add(rank)
+                    killed = True
+                    _dump_stacks(procs)
+                    break
         finally:
             for proc in procs:
-                _kill_group(proc)  # a hung rank, or the worker processes a finished rank left
-                if proc.poll() is None:
-                    proc.kill()
+                _kill_group(proc.pid)  # a rank still running, or worker processes a rank left behind
                 proc.wait()
         seconds = time.monotonic() - start
         ranks = []
-        for rank, (proc, (out, err)) in enumerate(zip(procs, files)):
-            out.seek(0)
-            err.seek(0)
-            stdout, stderr = out.read(), err.read()
+        for rank, proc in enumerate(procs):
+            stdout = _read(folder / f"rank{rank}.out")
             ranks.append(
                 RankResult(
                     rank=rank,
-                    returncode=None if rank in killed else proc.returncode,
+                    returncode=None if killed else proc.returncode,
                     stdout=stdout,
-                    stderr=stderr,
+                    stderr=_read(folder / f"rank{rank}.err"),
                     reports=_reports(stdout),
                 )
             )
     return Outcome(script=script.name, status=_classify(ranks), ranks=ranks, seconds=seconds)
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
 
 def _reports(stdout: str) -> list[dict]:

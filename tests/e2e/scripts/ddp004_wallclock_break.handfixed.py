@@ -10,7 +10,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-BUDGET = 0.75  # seconds
+BUDGET = 0.9  # seconds
 
 
 class SlowOddSamples(Dataset):
@@ -19,7 +19,7 @@ class SlowOddSamples(Dataset):
 
     def __getitem__(self, i):
         if i % 2:
-            time.sleep(0.3)
+            time.sleep(0.6)
         return torch.randn(8, generator=torch.Generator().manual_seed(i)), i % 4
 
 

@@ -1,6 +1,6 @@
 """A time budget checked with `break` on each rank's own clock, before `backward()`.
 
-Rank 1 reads from slow storage (odd samples take 0.3 s), so its clock reaches the budget one
+Rank 1 reads from slow storage (odd samples take 0.6 s), so its clock passes the budget one
 step before rank 0's does, although both started together.
 """
 
@@ -14,7 +14,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-BUDGET = 0.75  # seconds
+BUDGET = 0.9  # seconds
 
 
 class SlowOddSamples(Dataset):
@@ -23,7 +23,7 @@ class SlowOddSamples(Dataset):
 
     def __getitem__(self, i):
         if i % 2:
-            time.sleep(0.3)
+            time.sleep(0.6)
         return torch.randn(8, generator=torch.Generator().manual_seed(i)), i % 4
 
 
