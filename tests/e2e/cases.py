@@ -147,9 +147,6 @@ CASES = [
         "ddp004_wallclock_break.py",
         "one rank leaves the loop while the others wait in its all-reduce",
         falls_out_of_step,
-        # The issue specifies the agree-first rewrite for `if <cond>: continue`; for a `break`
-        # the hand-fixed variant carries the proof when no fix is offered.
-        autofix=False,
     ),
     Case(
         "DDP005",

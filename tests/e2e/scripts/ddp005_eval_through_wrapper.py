@@ -55,7 +55,8 @@ def main():
             optimizer.step()
             steps += 1
         if rank == 0:
-            print(f"epoch {epoch} accuracy {evaluate(model, val_loader):.2f}", flush=True)
+            accuracy = evaluate(model, val_loader)
+            print(f"epoch {epoch} accuracy {accuracy:.2f}", flush=True)
     checksum = sum(p.detach().double().sum() for p in model.parameters()).item()
     print("E2E " + json.dumps({"rank": rank, "steps": steps, "checksum": checksum.hex()}), flush=True)
     dist.barrier()
