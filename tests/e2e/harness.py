@@ -139,30 +139,42 @@ class Outcome:
         return f"{self.status} in {self.seconds:.1f}s ({'; '.join(parts)})"
 
     def describe(self) -> str:
-        """One short sentence per rank, for the README table."""
+        """A short sentence for the README table."""
         if self.status in ("completed", "disagreed"):
             reports = [r.report or {} for r in self.ranks]
             steps = "/".join(str(rep.get("steps")) for rep in reports)
-            if self.status == "completed":
-                return f"completed, ranks agree ({steps} steps)"
-            same = len({rep.get("checksum") for rep in reports}) == 1
-            return f"completed, ranks disagree (steps {steps}, {'same' if same else 'different'} parameters)"
-        parts = []
+            text = f"completed, ranks agree ({steps} steps)"
+            if self.status == "disagreed":
+                same = len({rep.get("checksum") for rep in reports}) == 1
+                text = f"completed, ranks disagree ({steps} steps, {'same' if same else 'different'} weights)"
+            orders = [rep.get("orders") for rep in reports]
+            if all(orders):
+                repeated = all(all(e == o[0] for e in o) for o in orders)
+                text += "; each rank sees " + (
+                    f"the same order in all {len(orders[0])} epochs"
+                    if repeated
+                    else "a new order every epoch"
+                )
+            return text
+        phrases = []
         for r in self.ranks:
             where = r.where(self.script)
-            at = f" in {where.split(' ', 2)[2]}" if where else ""
-            done = f"after {r.report['steps']} steps, " if r.report else ""
+            code = where.split(" ", 2)[2] if where else ""
+            at = f" in {_shorten(code, 48)}" if code else ""
+            done = f"after {r.report['steps']} steps " if r.report else ""
             if r.returncode is None:
-                parts.append(f"rank {r.rank} still running, killed")
+                phrases.append(f"{done}was still running, killed")
             elif r.returncode == 0:
-                parts.append(f"rank {r.rank} completed {r.report['steps'] if r.report else '?'} steps")
+                phrases.append(f"completed {r.report['steps'] if r.report else '?'} steps")
             elif r.timed_out:
-                parts.append(f"rank {r.rank} {done}timed out{at}")
+                phrases.append(f"{done}waited{at} until the {PG_TIMEOUT:g} s timeout")
             elif r.peer_left:
-                parts.append(f"rank {r.rank} {done}lost its peer{at}")
+                phrases.append(f"{done}waited{at} until its peer exited")
             else:
-                parts.append(f"rank {r.rank} raised `{r.error}`{at}")
-        return f"{self.status}: " + "; ".join(parts)
+                phrases.append(f"raised `{_shorten(r.error or '', 70)}`{at}")
+        if len(set(phrases)) == 1:
+            return f"{self.status}: every rank {phrases[0]}"
+        return f"{self.status}: " + "; ".join(f"rank {r.rank} {p}" for r, p in zip(self.ranks, phrases))
 
     @property
     def diverged(self) -> bool:

@@ -47,7 +47,10 @@ def main() -> None:
                 f"| {case.code} | `{case.script}` | {cell(case.claim)} | {cell(bad.describe())} "
                 f"({bad.seconds:.1f} s) | {cell(hand.describe())} ({hand.seconds:.1f} s) | {cell(auto)} |"
             )
-    print("| rule | script | the rule says | observed | hand-fixed | `--fix --unsafe-fixes` |")
+    print(
+        "| rule | script (`tests/e2e/scripts/`) | the rule says | observed | fixed by hand "
+        "| fixed by `--fix --unsafe-fixes` |"
+    )
     print("| --- | --- | --- | --- | --- | --- |")
     print("\n".join(rows))
     print(
