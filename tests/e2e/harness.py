@@ -43,13 +43,14 @@ PG_TIMEOUT = float(os.environ.get("DDPLINT_E2E_PG_TIMEOUT", "4"))
 WALL_LIMIT = float(os.environ.get("DDPLINT_E2E_WALL_LIMIT", "60"))
 
 REPORT_PREFIX = "E2E "
+# Printed by a script as its very last statement, after `destroy_process_group()`.
+END_MARKER = "E2E-END"
 AGREEMENT_KEYS = ("steps", "checksum")
 
 # How gloo says that a collective waited for a peer that never came.
 _TIMEOUT_PATTERNS = (
     re.compile(r"Timed out waiting \d+ms"),
     re.compile(r"Application timeout caused pair closure"),
-    re.compile(r"timed out", re.IGNORECASE),
 )
 # How gloo says that a peer left while this rank waited in a collective.
 _PEER_PATTERNS = (
@@ -84,7 +85,7 @@ class RankResult:
         return f"exit code {self.returncode}"
 
     def where(self, script: str) -> str | None:
-        """`line N (code)` of the innermost frame of `script` in the traceback the rank ended with."""
+        """``line N `code` `` of the innermost frame of `script` in the traceback the rank ended with."""
         if self.returncode in (0, None):
             return None
         lines = self.stderr.splitlines()
@@ -98,11 +99,6 @@ class RankResult:
         return found
 
     @property
-    def error_type(self) -> str | None:
-        error = self.error
-        return error.split(":", 1)[0] if error and ":" in error else None
-
-    @property
     def timed_out(self) -> bool:
         return self.returncode is None or any(p.search(self.error or "") for p in _TIMEOUT_PATTERNS)
 
@@ -111,9 +107,29 @@ class RankResult:
         return any(p.search(self.error or "") for p in _PEER_PATTERNS)
 
     @property
+    def finished(self) -> bool:
+        """The script ran to its last statement (after `destroy_process_group()`)."""
+        return any(line.strip() == END_MARKER for line in self.stdout.splitlines())
+
+    @property
+    def died_at_exit(self) -> bool:
+        """Killed by a signal after its last statement: torch's teardown, not the training.
+
+        CPU torch 2.13 now and then aborts (SIGABRT) while the interpreter finalizes after
+        `destroy_process_group()`; every collective of the run had completed by then.
+        """
+        return self.returncode is not None and self.returncode < 0 and self.finished
+
+    @property
+    def ended_cleanly(self) -> bool:
+        return self.returncode == 0 or self.died_at_exit
+
+    @property
     def ordinary_error(self) -> bool:
         """Ended with an error that is not a collective waiting in vain (e.g. a `ValueError`)."""
-        return self.returncode not in (0, None) and not (self.timed_out or self.peer_left)
+        if self.ended_cleanly or self.returncode is None:
+            return False
+        return not (self.timed_out or self.peer_left)
 
 
 @dataclass
@@ -129,6 +145,11 @@ class Outcome:
         for r in self.ranks:
             if r.returncode is None:
                 parts.append(f"rank {r.rank}: still running after {self.seconds:.0f}s, killed")
+            elif r.died_at_exit:
+                parts.append(
+                    f"rank {r.rank}: completed, reported {_brief(r.report)}, "
+                    f"then died of signal {-r.returncode} in interpreter teardown"
+                )
             elif r.returncode:
                 where = r.where(self.script)
                 done = f"reported {_brief(r.report)}, then " if r.report else ""
@@ -164,7 +185,7 @@ class Outcome:
             done = f"after {r.report['steps']} steps " if r.report else ""
             if r.returncode is None:
                 phrases.append(f"{done}was still running, killed")
-            elif r.returncode == 0:
+            elif r.ended_cleanly:
                 phrases.append(f"completed {r.report['steps'] if r.report else '?'} steps")
             elif r.timed_out:
                 phrases.append(f"{done}waited{at} until the {PG_TIMEOUT:g} s timeout")
@@ -187,9 +208,19 @@ class Outcome:
             return True
         return self.status == "raised" and not any(r.ordinary_error for r in self.ranks)
 
+    def details(self, lines: int = 25) -> str:
+        """The end of the error output of every rank that did not end cleanly, for failure messages."""
+        tails = []
+        for r in self.ranks:
+            if r.returncode == 0:
+                continue
+            tail = "\n".join(r.stderr.splitlines()[-lines:])
+            tails.append(f"--- rank {r.rank} (exit {r.returncode}), end of stderr:\n{tail}")
+        return "\n".join(tails)
+
     def assert_completed_agreeing(self) -> None:
         assert self.status == "completed", (
-            f"{self.script}: expected every rank to complete and agree, got {self.summary}"
+            f"{self.script}: expected every rank to complete and agree, got {self.summary}\n{self.details()}"
         )
         reports = [r.report for r in self.ranks]
         assert all(reports), f"{self.script}: a rank did not report: {self.summary}"
@@ -198,7 +229,9 @@ class Outcome:
         )
 
     def assert_diverged(self) -> None:
-        assert self.diverged, f"{self.script}: expected the ranks to fall out of step, got {self.summary}"
+        assert self.diverged, (
+            f"{self.script}: expected the ranks to fall out of step, got {self.summary}\n{self.details()}"
+        )
 
 
 def _brief(report: dict | None) -> str:
@@ -260,7 +293,7 @@ def run_ranks(script: Path, *, env: dict[str, str] | None = None, wall_limit: fl
     limit = WALL_LIMIT if wall_limit is None else wall_limit
     port = free_port()
     procs: list[subprocess.Popen] = []
-    killed = False
+    killed: set[int] = set()  # ranks still running at the wall-clock limit
     with tempfile.TemporaryDirectory(prefix="ddplint-e2e-") as outdir:
         folder = Path(outdir)
         start = time.monotonic()
@@ -285,7 +318,7 @@ def run_ranks(script: Path, *, env: dict[str, str] | None = None, wall_limit: fl
                 try:
                     proc.wait(timeout=max(0.0, start + limit - time.monotonic()))
                 except subprocess.TimeoutExpired:
-                    killed = True
+                    killed = {rank for rank, p in enumerate(procs) if p.poll() is None}
                     _dump_stacks(procs)
                     break
         finally:
@@ -299,7 +332,7 @@ def run_ranks(script: Path, *, env: dict[str, str] | None = None, wall_limit: fl
             ranks.append(
                 RankResult(
                     rank=rank,
-                    returncode=None if killed else proc.returncode,
+                    returncode=None if rank in killed else proc.returncode,
                     stdout=stdout,
                     stderr=_read(folder / f"rank{rank}.err"),
                     reports=_reports(stdout),
@@ -328,7 +361,7 @@ def _classify(ranks: list[RankResult]) -> str:
         return "raised"  # the root cause; a peer's timeout is only its consequence
     if any(r.timed_out for r in ranks):
         return "hung"
-    if any(r.returncode != 0 for r in ranks):
+    if not all(r.ended_cleanly for r in ranks):
         return "raised"  # a collective failed because its peer left
     reports = [r.report for r in ranks]
     if not all(reports):

@@ -49,6 +49,7 @@ def main():
     print("E2E " + json.dumps(report), flush=True)
     dist.barrier()
     dist.destroy_process_group()
+    print("E2E-END", flush=True)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ def main():
     print("E2E " + json.dumps({"rank": rank, "steps": steps, "checksum": checksum.hex()}), flush=True)
     dist.barrier()
     dist.destroy_process_group()
+    print("E2E-END", flush=True)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ def main():
     dist.init_process_group("gloo", timeout=timeout)
     train()
     dist.destroy_process_group()
+    print("E2E-END", flush=True)
 
 
 if __name__ == "__main__":
