@@ -167,4 +167,11 @@ CASES = [
         falls_out_of_step,
         autofix=False,
     ),
+    Case(
+        "DDP009",
+        "ddp009_order_mismatch.py",
+        "each side waits in a call the other answers with another collective",
+        falls_out_of_step,
+        autofix=False,
+    ),
 ]

@@ -9,7 +9,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from cases import CASES, Case
+from cases import CASES, SCRIPTS, Case
 from harness import run_ranks
 from proof import autofix, codes, findings, prove_autofix
 
@@ -60,6 +60,15 @@ def test_autofixed_script_completes(case: Case, tmp_path: Path) -> None:
     if not case.autofix and not all(f["fix"] for f in found):
         pytest.skip(f"{case.code} offers no automatic fix here; the hand-fixed variant is the proof")
     prove_autofix(case, tmp_path)
+
+
+def test_silently_wrong_all_reduce_is_caught_as_disagreement() -> None:
+    """Two all-reduces of one-element tensors in swapped order: no error, no hang, wrong values."""
+    outcome = run_ranks(SCRIPTS / "swapped_all_reduces.py")
+    assert outcome.status == "disagreed", outcome.summary
+    assert all(r.returncode == 0 for r in outcome.ranks), outcome.summary
+    with pytest.raises(AssertionError):
+        outcome.assert_completed_agreeing()
 
 
 # The proof must be able to fail: a fix that is only half applied, or not applied at all, runs
