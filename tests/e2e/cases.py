@@ -77,6 +77,8 @@ def rank0_stuck_in_evaluation(outcome: Outcome) -> None:
     assert "in _sync_buffers" in rank0.stderr, (
         f"rank 0 did not wait in the buffer broadcast: {outcome.summary}"
     )
+    # Before that, its evaluation broadcasts were silently paired with rank 1's training steps.
+    assert "epoch 0 accuracy" in rank0.stdout, f"rank 0 never finished an evaluation: {outcome.summary}"
 
 
 @dataclass(frozen=True)
