@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from cases import CASES
 from harness import PG_TIMEOUT, run_ranks
-from proof import autofix, findings
+from proof import applicable, autofix, findings
 
 from ddplint.rules import RULES_BY_CODE
 
@@ -38,7 +38,7 @@ def main() -> None:
                 found = [f for f in findings(case.path) if f["code"] == case.code]
                 if not found:
                     auto = "not reported"
-                elif not all(f["fix"] for f in found):
+                elif not all(applicable(f) for f in found):
                     auto = "no automatic fix"
                 else:
                     fixed = run_ranks(autofix(case, Path(tmp) / case.id))
