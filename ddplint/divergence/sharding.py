@@ -41,19 +41,37 @@ def mentions_rank(node: cst.CSTNode) -> bool:
     return False
 
 
-def padded(facts: ModuleFacts, scope: Scope) -> bool:
-    """The function evens out its indices before slicing (the seeds' EvenSampler, torch's own)."""
+def padded(facts: ModuleFacts, scope: Scope, bases: set[str] | None = None) -> bool:
+    """The function evens out its indices before slicing (the seeds' EvenSampler, torch's own).
+
+    Padding grows the list that is sliced (`indices += indices[:pad]`, `indices.extend(...)`),
+    or sizes it to the sampler's `total_size`. `bases`: the names that are sliced (all names
+    when unknown).
+    """
     stack = [scope.node]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+        grows = isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign)
+        if grows and (bases is None or dotted_name(node.target) in bases):
             return True
         if isinstance(node, cst.Name) and node.value in ("total_size", "num_samples"):
             return True
-        if isinstance(node, cst.Attribute) and node.attr.value in ("total_size", "extend"):
+        if isinstance(node, cst.Attribute) and node.attr.value == "total_size":
+            return True
+        extends = (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "extend"
+        )
+        if extends and (bases is None or dotted_name(node.func.value) in bases):
             return True
         stack.extend(child_nodes(node))
     return False
+
+
+def sliced_names(node: cst.Subscript) -> set[str]:
+    name = dotted_name(node.value)
+    return {name} if name else set()
 
 
 def strided_slice(node: cst.Subscript) -> bool:
@@ -129,18 +147,19 @@ def split_then_index(facts: ModuleFacts, scope: Scope, node: cst.Subscript) -> b
 
 def shard_site(facts: ModuleFacts, scope: Scope) -> cst.CSTNode | None:
     """The split inside a generator or `__iter__` that yields only this rank's items."""
-    if padded(facts, scope):
-        return None
     stack = [scope.node.body]
     while stack:
         node = stack.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             continue
-        if isinstance(node, cst.Subscript) and (strided_slice(node) or split_then_index(facts, scope, node)):
+        split = isinstance(node, cst.Subscript) and (
+            strided_slice(node) or split_then_index(facts, scope, node)
+        )
+        if split and not padded(facts, scope, sliced_names(node)):
             return node
         if is_rank_islice(facts, node):
             return node
-        if isinstance(node, cst.If) and _skips_other_ranks(node):
+        if isinstance(node, cst.If) and _skips_other_ranks(node) and not padded(facts, scope, set()):
             return node.test
         stack.extend(child_nodes(node))
     return None

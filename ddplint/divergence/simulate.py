@@ -512,6 +512,12 @@ class Simulator:
             return value
         if isinstance(node, cst.Lambda):
             return Val(Kind.OBJECT)
+        if isinstance(node, cst.FormattedString):
+            # Calls inside an f-string run too: `print(f"{evaluate(model):.2f}")`.
+            parts = [
+                self.eval(p.expression) for p in node.parts if isinstance(p, cst.FormattedStringExpression)
+            ]
+            return combine(parts)
         values = [self.eval(c) for c in _expr_children(node)]
         return combine(values)
 
@@ -582,7 +588,7 @@ class Simulator:
         if sharding.split_then_index(facts, scope, node):
             return True
         if sharding.strided_slice(node) or sharding.ragged_block(facts, scope, node):
-            return not sharding.padded(facts, scope)
+            return not sharding.padded(facts, scope, sharding.sliced_names(node))
         return False
 
     def comparison(self, node: cst.Comparison) -> Val:

@@ -127,7 +127,6 @@ CASES = [
         "one rank runs more steps; its all-reduce waits forever",
         falls_out_of_step,
         autofix=False,
-        known_miss="DDP003 does not follow a rank slice into `DataLoader(shard, ...)`",
     ),
     Case(
         "DDP003",
