@@ -211,11 +211,7 @@ class Analysis:
             return None
         self._globals[key] = None  # recursion guard
         scope = Scope("", facts.tree, None, class_name)
-        sim = Simulator(self, facts, scope, rank_zero)
-        result = None
-        for value in values:
-            v = sim.eval(value)
-            result = v if result is None else _join(result, v)
+        result = self._evaluate_all(Simulator(self, facts, scope, rank_zero), values)
         self._globals[key] = result
         return result
 
@@ -228,13 +224,18 @@ class Analysis:
         key = ("global", id(facts), name, rank_zero)
         if key in self._globals:
             return self._globals[key]
-        self._globals[key] = None
-        sim = Simulator(self, facts, facts.module_scope, rank_zero)
+        self._globals[key] = None  # recursion guard
+        result = self._evaluate_all(Simulator(self, facts, facts.module_scope, rank_zero), values)
+        self._globals[key] = result
+        return result
+
+    @staticmethod
+    def _evaluate_all(sim: Simulator, values) -> Val | None:
+        """Every value a name is assigned anywhere, joined: what it may hold when read."""
         result = None
         for value in values:
             v = sim.eval(value)
             result = v if result is None else _join(result, v)
-        self._globals[key] = result
         return result
 
     def summary(self, facts: ModuleFacts, scope: Scope, rank_zero: bool, args: tuple) -> Summary:

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from ddplint.diagnostics import Applicability, Fix
 from ddplint.divergence.analysis import Finding, ops_label
-from ddplint.rules.base import Context, Rule
+from ddplint.rules.base import Context
+from ddplint.rules.divergence_base import DivergenceRule
 
 
-class UnevenRankData(Rule):
+class UnevenRankData(DivergenceRule):
     code = "DDP003"
     name = "uneven-rank-data"
     summary = "data split per rank without padding, iterated by a loop that calls collectives"
     fix_applicability = Applicability.DISPLAY_ONLY
 
     def check(self, ctx: Context) -> None:
-        for finding in ctx.project.analysis(ctx.settings).findings_for(ctx.facts):
-            if finding.code != self.code:
-                continue
+        for finding in self.findings(ctx):
             guidance = (
                 "use `DistributedSampler` (it pads every rank to ceil(N / world_size) samples), pad "
                 "the shards to one length, or run the loop under `with model.join():`"

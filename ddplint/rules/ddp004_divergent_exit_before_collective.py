@@ -8,19 +8,18 @@ from ddplint.catalogue import DDP_WRAPPERS
 from ddplint.diagnostics import Applicability
 from ddplint.divergence.analysis import Finding, ops_label
 from ddplint.names import dotted_name
-from ddplint.rules.base import Context, Rule
+from ddplint.rules.base import Context
+from ddplint.rules.divergence_base import DivergenceRule, quoted, where
 
 
-class DivergentExitBeforeCollective(Rule):
+class DivergentExitBeforeCollective(DivergenceRule):
     code = "DDP004"
     name = "divergent-exit-before-collective"
     summary = "a data-dependent `continue`/`break`/`return` or branch before a collective"
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: Context) -> None:
-        for finding in ctx.project.analysis(ctx.settings).findings_for(ctx.facts):
-            if finding.code != self.code:
-                continue
+        for finding in self.findings(ctx):
             ctx.report(
                 finding.node,
                 describe(finding),
@@ -32,8 +31,8 @@ class DivergentExitBeforeCollective(Rule):
 def describe(finding: Finding) -> str:
     skipped = ops_label(finding.ops)
     cond_node = finding.choice.test if finding.choice is not None else finding.node
-    text = _text(finding.facts, cond_node)
-    cond = f"`{text}` ({_where(finding.facts, cond_node)})"
+    text = quoted(finding.facts, cond_node)
+    cond = f"`{text}` ({where(finding.facts, cond_node)})"
     origin = finding.cond.origin if finding.cond is not None else None
     why = f"it depends on {origin}" if origin and text not in origin else "it depends on per-rank data"
     it = "them" if len(finding.ops) > 1 else "it"
@@ -59,15 +58,6 @@ def describe(finding: Finding) -> str:
         f"{skipped} {verb} only when {cond} holds: {why}, which can differ between ranks, and a "
         f"rank that skips {it} leaves the others waiting forever"
     )
-
-
-def _text(facts, node) -> str:
-    text = " ".join(facts.code(node).split())
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _where(facts, node) -> str:
-    return f"{facts.path.name}:{facts.line_of(node)}"
 
 
 def _agree_first(ctx: Context, finding: Finding):

@@ -8,7 +8,8 @@ from ddplint.diagnostics import Applicability, Edit
 from ddplint.divergence.analysis import Finding, ops_label
 from ddplint.divergence.seq import Op
 from ddplint.names import dotted_name
-from ddplint.rules.base import Context, Rule
+from ddplint.rules.base import Context
+from ddplint.rules.divergence_base import DivergenceRule, quoted, where
 
 DDP_NOTE = (
     " (a call of the DDP-wrapped model broadcasts its buffers, e.g. BatchNorm statistics, from "
@@ -16,16 +17,14 @@ DDP_NOTE = (
 )
 
 
-class CollectiveInRankBranch(Rule):
+class CollectiveInRankBranch(DivergenceRule):
     code = "DDP005"
     name = "collective-in-rank-branch"
     summary = "a collective, directly or through a called function, reached by one rank class only"
     fix_applicability = Applicability.UNSAFE
 
     def check(self, ctx: Context) -> None:
-        for finding in ctx.project.analysis(ctx.settings).findings_for(ctx.facts):
-            if finding.code != self.code:
-                continue
+        for finding in self.findings(ctx):
             message, help = describe(finding)
             ctx.report(finding.node, message, fix=self._fix(ctx, finding), help=help, notes=finding.notes)
 
@@ -51,32 +50,32 @@ def describe(finding: Finding) -> tuple[str, str]:
     what = ops_label(finding.ops)
     ddp = DDP_NOTE if op.name == "ddp.forward" else ""
     if finding.kind == "split-barrier":
-        where = finding.facts.line_of(finding.block)
+        line = finding.facts.line_of(finding.block)
         return (
-            f"{what} runs inside `with ...main_process_first():` (line {where}): the main process "
+            f"{what} runs inside `with ...main_process_first():` (line {line}): the main process "
             f"runs the block first while the others wait in the block's barrier, so this "
             f"collective meets a barrier on the other side and both wait forever",
             "move the collective out of the `main_process_first()` block",
         )
     if finding.kind in ("exit", "branch", "loop"):
         cond = finding.choice.test if finding.choice is not None else finding.node
-        text, where = _text(finding.facts, cond), _where(finding.facts, cond)
+        text, place = quoted(finding.facts, cond), where(finding.facts, cond)
         return (
-            f"{what} {'run' if _many(finding) else 'runs'} only when `{text}` ({where}) "
+            f"{what} {'run' if _many(finding) else 'runs'} only when `{text}` ({place}) "
             f"holds, a rank-dependent condition that differs between ranks: ranks that skip "
             f"{'them' if _many(finding) else 'it'} leave the others waiting forever{ddp}",
             "perform the collective on every rank, outside the rank-dependent branch",
         )
     who, others = ("rank 0", "the other ranks") if finding.only_rank_zero else ("the other ranks", "rank 0")
     if op.guard is not None:
-        cond = f"`{op.guard.text}` ({_where(op.guard.facts, op.guard.node)})"
+        cond = f"`{op.guard.text}` ({where(op.guard.facts, op.guard.node)})"
         verb, it = ("run", "them") if _many(finding) else ("runs", "it")
         waits = "waits" if who == "rank 0" else "wait"
         message = f"{what} {verb} only when {cond}{ddp}; {others} never call {it} and {who} {waits} forever"
     else:
         exit_item = finding.exits[0] if finding.exits else None
         left = (
-            f"they leave early at {_where(exit_item.facts, exit_item.node)} (`{exit_item.guard.text}`)"
+            f"they leave early at {where(exit_item.facts, exit_item.node)} (`{exit_item.guard.text}`)"
             if exit_item is not None and exit_item.guard is not None
             else "they leave early"
         )
@@ -93,15 +92,6 @@ def describe(finding: Finding) -> tuple[str, str]:
 
 def _many(finding: Finding) -> bool:
     return len({id(op.origin[1]) for op in finding.ops}) > 1
-
-
-def _text(facts, node) -> str:
-    text = " ".join(facts.code(node).split())
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _where(facts, node) -> str:
-    return f"{facts.path.name}:{facts.line_of(node)}"
 
 
 def _hoist(ctx: Context, op: Op):

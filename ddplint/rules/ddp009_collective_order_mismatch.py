@@ -4,25 +4,25 @@ from __future__ import annotations
 
 from ddplint.diagnostics import Applicability
 from ddplint.divergence.analysis import Finding, op_label
-from ddplint.rules.base import Context, Rule
+from ddplint.rules.base import Context
+from ddplint.rules.divergence_base import DivergenceRule
 
 
-class CollectiveOrderMismatch(Rule):
+class CollectiveOrderMismatch(DivergenceRule):
     code = "DDP009"
     name = "collective-order-mismatch"
     summary = "both rank classes call collectives, but different ones or in another order"
     fix_applicability = Applicability.DISPLAY_ONLY
 
     def check(self, ctx: Context) -> None:
-        for finding in ctx.project.analysis(ctx.settings).findings_for(ctx.facts):
-            if finding.code == self.code:
-                ctx.report(
-                    finding.node,
-                    describe(finding),
-                    help="call the same collectives in the same order on every rank; keep rank-specific "
-                    "work (printing, saving) between them, not the collectives themselves",
-                    notes=finding.notes,
-                )
+        for finding in self.findings(ctx):
+            ctx.report(
+                finding.node,
+                describe(finding),
+                help="call the same collectives in the same order on every rank; keep rank-specific "
+                "work (printing, saving) between them, not the collectives themselves",
+                notes=finding.notes,
+            )
 
 
 def describe(finding: Finding) -> str:

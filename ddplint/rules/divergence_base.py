@@ -1,0 +1,31 @@
+"""What the rules built on the rank-divergence analysis share: their findings and how to quote code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.divergence.analysis import Finding
+from ddplint.facts import ModuleFacts
+from ddplint.rules.base import Context, Rule
+
+
+class DivergenceRule(Rule):
+    """A rule that reports the analysis's findings of its own code in the module being checked."""
+
+    def findings(self, ctx: Context) -> Iterator[Finding]:
+        for finding in ctx.project.analysis(ctx.settings).findings_for(ctx.facts):
+            if finding.code == self.code:
+                yield finding
+
+
+def quoted(facts: ModuleFacts, node: cst.CSTNode, limit: int = 60) -> str:
+    """The code of `node` on one line, shortened: for `...` in messages."""
+    text = " ".join(facts.code(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def where(facts: ModuleFacts, node: cst.CSTNode) -> str:
+    """`file.py:LINE` of a node."""
+    return f"{facts.path.name}:{facts.line_of(node)}"
