@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ from ddplint.names import module_name_for
 from ddplint.noqa import parse_suppressions
 from ddplint.project import Project
 from ddplint.rules import ALL_RULES, Context
+from ddplint.safeparse import TooDeep, parse_module
 from ddplint.selection import enabled_codes, ignored_for_file
 from ddplint.source import Source, SourceError
 
@@ -45,14 +48,24 @@ class FileResult:
     fixed_codes: Counter[str] = field(default_factory=Counter)
 
 
-def read_source(filename: str, data: bytes | None = None) -> Source:
-    """Read and decode a file; raises LoadError with an E902 diagnostic when that fails."""
+def read_source(filename: str, data: bytes | None = None, max_bytes: int = 0) -> Source:
+    """Read and decode a file; raises LoadError with an E902 diagnostic when that fails.
+
+    Only regular files are opened (a FIFO named `x.py` would block the run forever), and files
+    over `max_bytes` (when it is not 0) are not read at all.
+    """
     try:
         if data is None:
-            path = Path(filename)
-            if path.is_dir():
+            info = os.stat(filename)
+            if stat.S_ISDIR(info.st_mode):
                 raise LoadError(input_error(IO_ERROR, filename, "is a directory, not a Python file"))
-            data = path.read_bytes()
+            if not stat.S_ISREG(info.st_mode):
+                raise LoadError(
+                    input_error(IO_ERROR, filename, "not a regular file (device, FIFO or socket)")
+                )
+            if max_bytes and info.st_size > max_bytes:
+                raise LoadError(input_error(IO_ERROR, filename, too_large(info.st_size, max_bytes)))
+            data = Path(filename).read_bytes()
         return Source.from_bytes(filename, data)
     except OSError as exc:
         reason = exc.strerror or str(exc)
@@ -61,12 +74,40 @@ def read_source(filename: str, data: bytes | None = None) -> Source:
         raise LoadError(input_error(IO_ERROR, filename, f"cannot read file: {exc}")) from None
 
 
+def too_large(size: int, limit: int) -> str:
+    mib = 1024 * 1024
+    return (
+        f"not checked: the file is {size / mib:.1f} MiB, over the {limit / mib:.1f} MiB limit "
+        "(raise `max-file-size` in [tool.ddplint], or exclude the file)"
+    )
+
+
+def internal_error(filename: str, where: str) -> Diagnostic:
+    """An E900 for an exception of ours, with its traceback for --verbose. Call in `except`."""
+    error = input_error(
+        INTERNAL_ERROR,
+        filename,
+        f"internal error in ddplint while checking {filename} ({where}) — please report",
+    )
+    error.detail = traceback.format_exc()
+    return error
+
+
+# A parser message can list every token it expected; keep reports readable.
+MAX_MESSAGE_CHARS = 300
+
+
 def parse_source(source: Source) -> cst.Module:
     """Parse with libcst; raises LoadError with an E999 diagnostic on a syntax error."""
     try:
-        return cst.parse_module(source.text)
+        return parse_module(source.text, source.filename)
+    except TooDeep as exc:
+        raise LoadError(input_error(SYNTAX_ERROR, source.filename, f"cannot parse: {exc}")) from None
     except cst.ParserSyntaxError as exc:
-        message = f"cannot parse: {exc.message.strip() or 'syntax error'}"
+        reason = exc.message.strip() or "syntax error"
+        if len(reason) > MAX_MESSAGE_CHARS:
+            reason = reason[: MAX_MESSAGE_CHARS - 1] + "…"
+        message = f"cannot parse: {reason}"
         row = max(1, exc.raw_line)
         column = max(1, exc.raw_column + 1)
         raise LoadError(input_error(SYNTAX_ERROR, source.filename, message, row, column)) from None
@@ -93,7 +134,7 @@ class Linter:
         return ModuleFacts(source, tree, name, is_package=path.name == "__init__.py")
 
     def load(self, filename: str, data: bytes | None = None) -> ModuleFacts:
-        return self.facts_for(read_source(filename, data))
+        return self.facts_for(read_source(filename, data, self.settings.max_file_size))
 
     def check(self, facts: ModuleFacts) -> list[Diagnostic]:
         """Every enabled rule on one module, minus suppressed findings, sorted."""
@@ -102,17 +143,8 @@ class Linter:
             ctx.rule = rule
             try:
                 rule.check(ctx)
-            except RecursionError:
-                pass  # pathological nesting: this rule gives up on this file
             except Exception:  # a bug of ours must not stop the run
-                error = input_error(
-                    INTERNAL_ERROR,
-                    facts.filename,
-                    f"internal error in ddplint while checking {facts.filename} "
-                    f"(rule {rule.code}) — please report",
-                )
-                error.detail = traceback.format_exc()
-                ctx.diagnostics.append(error)
+                ctx.diagnostics.append(internal_error(facts.filename, f"rule {rule.code}"))
         lines = facts.source.text.splitlines() if self.honour_noqa else []
         suppressions = parse_suppressions(lines)
         ignored = ignored_for_file(self.settings, facts.filename)
