@@ -24,7 +24,7 @@ from ddplint.names import module_name_for
 from ddplint.noqa import parse_suppressions
 from ddplint.project import Project
 from ddplint.rules import ALL_RULES, Context
-from ddplint.safeparse import TooDeep, parse_module
+from ddplint.safeparse import TooDeep, parse_module, python_syntax_error
 from ddplint.selection import enabled_codes, ignored_for_file
 from ddplint.source import Source, SourceError
 
@@ -105,11 +105,15 @@ def parse_source(source: Source) -> cst.Module:
         raise LoadError(input_error(SYNTAX_ERROR, source.filename, f"cannot parse: {exc}")) from None
     except cst.ParserSyntaxError as exc:
         reason = exc.message.strip() or "syntax error"
+        row, column = max(1, exc.raw_line), max(1, exc.raw_column + 1)
+        python = python_syntax_error(source.text, source.filename)
+        if python is not None and python.msg:
+            # Python agrees the file is broken; its words and position are the familiar ones.
+            reason = python.msg
+            row, column = max(1, python.lineno or 1), max(1, python.offset or 1)
         if len(reason) > MAX_MESSAGE_CHARS:
             reason = reason[: MAX_MESSAGE_CHARS - 1] + "…"
         message = f"cannot parse: {reason}"
-        row = max(1, exc.raw_line)
-        column = max(1, exc.raw_column + 1)
         raise LoadError(input_error(SYNTAX_ERROR, source.filename, message, row, column)) from None
     except (RecursionError, MemoryError) as exc:
         message = f"cannot parse: nested too deeply ({type(exc).__name__})"

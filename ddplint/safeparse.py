@@ -57,6 +57,20 @@ def check_depth(text: str, filename: str) -> None:
         pass  # e.g. NUL bytes: rejected earlier; libcst gives the real verdict
 
 
+def python_syntax_error(text: str, filename: str) -> SyntaxError | None:
+    """CPython's own complaint about `text`, if it has one: clearer than libcst's token lists
+    ("Missing parentheses in call to 'print'"), with the position Python users know."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, filename, "exec", 0x400, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, OverflowError, RecursionError, MemoryError):
+        return None
+    return None
+
+
 def run_with_large_stack(function: Callable[[], T], stack_bytes: int = PARSER_STACK_BYTES) -> T:
     """Run `function` on a thread with a big stack and a high recursion limit; return its result
     or raise its error in the caller's thread. One such call runs at a time."""
