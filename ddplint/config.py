@@ -133,6 +133,12 @@ def settings_from_table(table: dict, path: Path) -> Settings:
             continue
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{path}: `{key}` must be a list of strings, got {value!r}")
+        if key in ("exclude", "extend-exclude"):
+            from ddplint.discovery import compile_patterns
+
+            bad = compile_patterns(list(value))[1]
+            if bad:
+                raise ConfigError(f"{path}: `{key}` has an invalid pattern: {bad[0]!r}")
         if key == "exclude":
             settings.exclude = list(value)
         else:

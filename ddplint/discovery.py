@@ -19,17 +19,30 @@ class Discovery:
     errors: list[tuple[str, str]] = field(default_factory=list)
 
 
+def compile_patterns(lines: list[str]) -> tuple[pathspec.GitIgnoreSpec, list[str]]:
+    """A spec of the valid patterns, and the invalid ones (git ignores those too)."""
+    good, bad = [], []
+    for line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line]).match_file("x")
+        except Exception:  # pathspec's own errors and re.error, by pattern
+            bad.append(line)
+        else:
+            good.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(good), bad
+
+
 def _exclude_spec(settings: Settings) -> pathspec.GitIgnoreSpec:
-    return pathspec.GitIgnoreSpec.from_lines(settings.exclude + settings.extend_exclude)
+    return compile_patterns(settings.exclude + settings.extend_exclude)[0]
 
 
 def _gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
     path = folder / ".gitignore"
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    except (OSError, ValueError):
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return compile_patterns(lines)[0]
 
 
 def is_excluded(path: Path, settings: Settings, spec: pathspec.GitIgnoreSpec | None = None) -> bool:

@@ -339,3 +339,21 @@ def test_unknown_rule_code_on_the_command_line(tmp_path: Path, option: str) -> N
     assert outcome.stderr == (
         f"ddplint: error: invalid value `XYZ123` for `{name}`: no rule code starts with it\n"
     )
+
+
+def test_invalid_gitignore_patterns_are_skipped(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("!\n\\\n[z-a]\nskipped.py\n")
+    (tmp_path / "skipped.py").write_text(GOOD)
+    lines = _check_with_good(tmp_path, "other.py", b"x = 1\n")
+    assert lines == []
+
+
+def test_invalid_exclude_pattern_in_config(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.ddplint]\nexclude = ["build", "[z-a]"]\n')
+    (tmp_path / "good.py").write_text(GOOD)
+    outcome = ddplint(tmp_path, ".")
+    assert outcome.exit_code == 2
+    assert outcome.stderr == (
+        f"ddplint: error: {(tmp_path / 'pyproject.toml').resolve()}: "
+        "`exclude` has an invalid pattern: '[z-a]'\n"
+    )
