@@ -357,3 +357,20 @@ def test_invalid_exclude_pattern_in_config(tmp_path: Path) -> None:
         f"ddplint: error: {(tmp_path / 'pyproject.toml').resolve()}: "
         "`exclude` has an invalid pattern: '[z-a]'\n"
     )
+
+
+@pytest.mark.parametrize("output_format", ["full", "concise", "json"])
+def test_names_and_text_the_terminal_cannot_show(tmp_path: Path, output_format: str) -> None:
+    """A non-UTF-8 file name and non-ASCII source on an ASCII-only stdout: escaped, not a crash."""
+    name = os.fsdecode(b"bad\xffname.py")
+    (tmp_path / name).write_text(GOOD.replace("ds,", "données,"), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "ddplint", "check", "--output-format", output_format, "."],
+        cwd=tmp_path,
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert b"Traceback" not in done.stderr
+    assert b"bad\\udcffname.py" in done.stdout
