@@ -24,7 +24,7 @@ from ddplint.names import module_name_for
 from ddplint.noqa import parse_suppressions
 from ddplint.project import Project
 from ddplint.rules import ALL_RULES, Context
-from ddplint.safeparse import TooDeep, parse_module, python_syntax_error
+from ddplint.safeparse import TooDeep, parse_module, python_syntax_error, run_with_large_stack
 from ddplint.selection import enabled_codes, ignored_for_file
 from ddplint.source import Source, SourceError
 
@@ -143,12 +143,17 @@ class Linter:
     def check(self, facts: ModuleFacts) -> list[Diagnostic]:
         """Every enabled rule on one module, minus suppressed findings, sorted."""
         ctx = Context(facts, self.project, self.settings)
-        for rule in self.rules:
-            ctx.rule = rule
-            try:
-                rule.check(ctx)
-            except Exception:  # a bug of ours must not stop the run
-                ctx.diagnostics.append(internal_error(facts.filename, f"rule {rule.code}"))
+
+        def run_rules() -> None:
+            for rule in self.rules:
+                ctx.rule = rule
+                try:
+                    rule.check(ctx)
+                except Exception:  # a bug of ours must not stop the run
+                    ctx.diagnostics.append(internal_error(facts.filename, f"rule {rule.code}"))
+
+        # Rules walk expressions recursively: deeply nested code needs a deep stack.
+        run_with_large_stack(run_rules)
         lines = facts.source.text.splitlines() if self.honour_noqa else []
         suppressions = parse_suppressions(lines)
         ignored = ignored_for_file(self.settings, facts.filename)
