@@ -375,3 +375,23 @@ def test_names_and_text_the_terminal_cannot_show(tmp_path: Path, output_format: 
     assert done.returncode == 1, done.stderr
     assert b"Traceback" not in done.stderr
     assert b"bad\\udcffname.py" in done.stdout
+
+
+def test_fifo_beside_a_checked_module_does_not_block(tmp_path: Path) -> None:
+    """The modules around a checked file are read for context; a FIFO among them is skipped."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "train.py").write_text(GOOD)
+    (package / "user.py").write_text("import pkg.train\n")
+    os.mkfifo(package / "pipe.py")
+    done = subprocess.run(
+        [sys.executable, "-m", "ddplint", "check", "--output-format", "concise", "--quiet", "pkg/train.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.splitlines()[0].startswith(good_finding("pkg/train.py"))
+    assert len(done.stdout.splitlines()) == 1
+    assert done.returncode == 1
