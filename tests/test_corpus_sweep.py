@@ -1,7 +1,7 @@
 """The corpus sweep: ddplint over the whole standard library and the installed torch package.
 
-Zero internal errors; then `--fix --unsafe-fixes` on a copy: every changed file parses and a
-second pass changes nothing. The counts are printed (`pytest -m slow -s tests/test_corpus_sweep.py`).
+On a copy, `--fix --unsafe-fixes` twice: zero internal errors, every changed file parses, and
+the second pass changes nothing. The counts are printed (`pytest -m slow -s tests/test_corpus_sweep.py`).
 
 The corpus is split by top-level folder and swept on every core; each part is one project.
 """
@@ -66,51 +66,51 @@ def _loose_modules(root: Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.suffix == ".py" and p.is_file())
 
 
+def _internal(result) -> list[str]:
+    return [f"{d.filename}: {d.detail}" for d in result.diagnostics if d.code == INTERNAL_ERROR]
+
+
 def _sweep(paths: list[str]) -> dict:
-    """Check the originals; fix a copy twice. Runs in a worker process."""
+    """Fix a copy twice (`--fix --unsafe-fixes`). Runs in a worker process.
+
+    The first pass is also the check: its findings are those left plus those fixed."""
     start = time.monotonic()
-    originals, copies = [p.split("\0")[0] for p in paths], [p.split("\0")[1] for p in paths]
-    settings = Settings(root=Path(originals[0]).parent)
-    checked = run(originals, settings)
-    summary = {
-        "files": checked.checked,
-        "codes": Counter(d.code for d in checked.diagnostics),
-        "internal": [f"{d.filename}: {d.detail}" for d in checked.diagnostics if d.code == INTERNAL_ERROR],
-        "fixed": 0,
-        "changed": 0,
-        "problems": [],
-    }
-    fix_settings = Settings(root=Path(copies[0]).parent)
+    copies = [Path(p) for p in paths]
+    settings = Settings(root=copies[0].parent)
     options = RunOptions(fix=True, unsafe_fixes=True)
-    first = run(copies, fix_settings, options)
-    summary["fixed"] = first.fixed
-    summary["fixed_codes"] = Counter()
+    before = {p: p.read_bytes() for c in copies for p in ([c] if c.is_file() else c.rglob("*.py"))}
+    first = run([str(p) for p in copies], settings, options)
+    codes: Counter = Counter(d.code for d in first.diagnostics)
+    fixed_codes: Counter = Counter()
     for file in first.files:
-        summary["fixed_codes"].update(file.fixed_codes)
-    summary["internal"] += [
-        f"{d.filename}: {d.detail}" for d in first.diagnostics if d.code == INTERNAL_ERROR
-    ]
-    summary["problems"] += [
-        f"{d.filename}: {d.message}" for d in first.diagnostics if "fix produced" in d.message
-    ]
-    changed = {f.filename: Path(f.filename).read_bytes() for f in first.files if f.fixed_count}
-    summary["changed"] = len(changed)
-    for filename, data in changed.items():
+        fixed_codes.update(file.fixed_codes)
+    codes.update(fixed_codes)
+    problems = [f"{d.filename}: {d.message}" for d in first.diagnostics if "fix produced" in d.message]
+    changed = {}
+    for path, old in before.items():
+        if not path.is_symlink() and path.read_bytes() != old:
+            changed[path] = path.read_bytes()
+    for path, data in changed.items():
         try:
-            cst.parse_module(Source.from_bytes(filename, data).text)
+            cst.parse_module(Source.from_bytes(str(path), data).text)
         except Exception as exc:  # reported below, with the file
-            summary["problems"].append(f"{filename}: fixed file does not parse: {exc}")
-    second = run(copies, fix_settings, options)
-    summary["internal"] += [
-        f"{d.filename}: {d.detail}" for d in second.diagnostics if d.code == INTERNAL_ERROR
-    ]
+            problems.append(f"{path}: fixed file does not parse: {exc}")
+    second = run([str(p) for p in copies], settings, options)
     if second.fixed:
-        summary["problems"].append(f"second pass fixed {second.fixed} more findings in {paths[0]}")
-    for filename, data in changed.items():
-        if Path(filename).read_bytes() != data:
-            summary["problems"].append(f"{filename}: changed again by the second pass")
-    summary["seconds"] = time.monotonic() - start
-    return summary
+        problems.append(f"second pass fixed {second.fixed} more findings under {copies[0]}")
+    for path, old in before.items():
+        if not path.is_symlink() and path.read_bytes() != changed.get(path, old):
+            problems.append(f"{path}: changed by the second pass")
+    return {
+        "files": first.checked,
+        "codes": codes,
+        "fixed_codes": fixed_codes,
+        "fixed": first.fixed,
+        "changed": len(changed),
+        "internal": _internal(first) + _internal(second),
+        "problems": problems,
+        "seconds": time.monotonic() - start,
+    }
 
 
 def test_corpus_sweep(tmp_path: Path) -> None:
@@ -120,12 +120,12 @@ def test_corpus_sweep(tmp_path: Path) -> None:
         copy = tmp_path / f"corpus{index}" / root.name
         _copy_python_files(root, copy)
         for part in _parts(root):
-            jobs.append([f"{part}\0{copy / part.name}"])
+            jobs.append([str(copy / part.name)])
         loose = _loose_modules(root)
         if loose:
-            jobs.append([f"{p}\0{copy / p.name}" for p in loose])
+            jobs.append([str(copy / p.name) for p in loose])
     # Biggest parts first, so that the workers finish together.
-    jobs.sort(key=lambda job: -sum(1 for p in job for _ in Path(p.split("\0")[0]).rglob("*.py")))
+    jobs.sort(key=lambda job: -sum(1 for p in job for _ in Path(p).rglob("*.py")))
     with ProcessPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
         summaries = list(pool.map(_sweep, jobs))
     codes: Counter = Counter()
