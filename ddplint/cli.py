@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,18 @@ def _fail(message: str) -> None:
 @click.version_option(__version__, "-V", "--version", prog_name="ddplint")
 def main() -> None:
     """Find the code patterns that make PyTorch distributed training hang."""
+    _tolerant_output()
+
+
+def _tolerant_output() -> None:
+    """File names and source lines may hold what the terminal cannot show (a non-UTF-8 name,
+    CJK on a cp1252 console): print it escaped rather than fail."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            # A stream that cannot change is left as it is.
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
 
 
 @main.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,7 +51,9 @@ _LIST_KEYS = (
     "collectives",
     "rank-predicates",
 )
-_KNOWN_KEYS = frozenset((*_LIST_KEYS, "per-file-ignores"))
+_KNOWN_KEYS = frozenset((*_LIST_KEYS, "per-file-ignores", "max-file-size"))
+# Bigger files are reported (E902) instead of parsed: generated data, not training code.
+DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
 
 
 @dataclass
@@ -63,6 +66,8 @@ class Settings:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     collectives: list[str] = field(default_factory=list)
     rank_predicates: list[str] = field(default_factory=list)
+    # In bytes; 0 for no limit.
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
     # The folder the config came from; globs and relative paths are anchored there.
     root: Path = field(default_factory=Path.cwd)
     config_file: Path | None = None
@@ -70,7 +75,8 @@ class Settings:
 
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above `start` with a `[tool.ddplint]` table."""
-    start = start.resolve()
+    # realpath, unlike Path.resolve, does not raise on a symbolic link loop.
+    start = Path(os.path.realpath(start))
     folder = start if start.is_dir() else start.parent
     for candidate in (folder, *folder.parents):
         path = candidate / "pyproject.toml"
@@ -118,8 +124,21 @@ def settings_from_table(table: dict, path: Path) -> Settings:
                 )
             settings.per_file_ignores = {k: list(v) for k, v in value.items()}
             continue
+        if key == "max-file-size":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(
+                    f"{path}: `max-file-size` must be a number of bytes (0: no limit), got {value!r}"
+                )
+            settings.max_file_size = value
+            continue
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{path}: `{key}` must be a list of strings, got {value!r}")
+        if key in ("exclude", "extend-exclude"):
+            from ddplint.discovery import compile_patterns
+
+            bad = compile_patterns(list(value))[1]
+            if bad:
+                raise ConfigError(f"{path}: `{key}` has an invalid pattern: {bad[0]!r}")
         if key == "exclude":
             settings.exclude = list(value)
         else:

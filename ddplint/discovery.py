@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,17 +19,30 @@ class Discovery:
     errors: list[tuple[str, str]] = field(default_factory=list)
 
 
+def compile_patterns(lines: list[str]) -> tuple[pathspec.GitIgnoreSpec, list[str]]:
+    """A spec of the valid patterns, and the invalid ones (git ignores those too)."""
+    good, bad = [], []
+    for line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line]).match_file("x")
+        except Exception:  # pathspec's own errors and re.error, by pattern
+            bad.append(line)
+        else:
+            good.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(good), bad
+
+
 def _exclude_spec(settings: Settings) -> pathspec.GitIgnoreSpec:
-    return pathspec.GitIgnoreSpec.from_lines(settings.exclude + settings.extend_exclude)
+    return compile_patterns(settings.exclude + settings.extend_exclude)[0]
 
 
 def _gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
     path = folder / ".gitignore"
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    except (OSError, ValueError):
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return compile_patterns(lines)[0]
 
 
 def is_excluded(path: Path, settings: Settings, spec: pathspec.GitIgnoreSpec | None = None) -> bool:
@@ -67,18 +81,16 @@ def discover(paths: list[str], settings: Settings, *, force_exclude: bool = Fals
     seen: set[Path] = set()
 
     def add(path: Path) -> None:
-        key = path.resolve()
+        key = Path(os.path.realpath(path))
         if key not in seen:
             seen.add(key)
             result.files.append(path)
 
     for given in paths:
         path = Path(given)
-        if path.is_symlink() and not path.exists():
-            result.errors.append((given, "broken symbolic link"))
-            continue
-        if not path.exists():
-            result.errors.append((given, "no such file or directory"))
+        problem = _unusable(path)
+        if problem:
+            result.errors.append((given, problem))
             continue
         if path.is_dir():
             if force_exclude and is_excluded(path, settings, spec):
@@ -89,12 +101,36 @@ def discover(paths: list[str], settings: Settings, *, force_exclude: bool = Fals
     return result
 
 
+def _unusable(path: Path) -> str | None:
+    """Why a path given on the command line cannot be checked, or None."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop"
+        if os.path.islink(path):
+            return f"broken symbolic link (to {os.readlink(path)})"
+        if exc.errno == errno.ENOENT:
+            return "no such file or directory"
+        return exc.strerror or str(exc)
+    except ValueError as exc:  # e.g. a NUL character in the name
+        return str(exc)
+    return None
+
+
+def _inside(path: Path, root: str) -> bool:
+    """Whether `path`, with every symbolic link followed, is within `root` (also resolved)."""
+    target = os.path.realpath(path)
+    return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def _walk(top: Path, settings: Settings, spec, add, result: Discovery) -> None:
     ignores: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
 
     def onerror(exc: OSError) -> None:
         result.errors.append((exc.filename or str(top), exc.strerror or str(exc)))
 
+    root = os.path.realpath(top)
     for folder, dirs, files in os.walk(top, onerror=onerror, followlinks=False):
         here = Path(folder)
         ignore = _gitignore(here)
@@ -120,7 +156,8 @@ def _walk(top: Path, settings: Settings, spec, add, result: Discovery) -> None:
             if not name.endswith(".py"):
                 continue
             path = here / name
-            if path.is_symlink() and not path.exists():
+            # Symbolic links that dangle, loop or lead out of the folder given are skipped.
+            if path.is_symlink() and (_unusable(path) or not _inside(path, root)):
                 continue
             if not ignored(path, False):
                 add(path)

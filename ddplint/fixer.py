@@ -95,6 +95,8 @@ def fix_module(linter: Linter, facts: ModuleFacts, *, unsafe: bool = False) -> F
 def write_atomically(path: Path, source: Source, text: str) -> None:
     """Replace `path` with `text` encoded as the original was; old or new file, never half."""
     data = source.to_bytes(text)
+    # Through a symbolic link, replace the file it points to, and keep the link.
+    path = Path(os.path.realpath(path))
     mode = stat.S_IMODE(path.stat().st_mode)
     folder = path.parent
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".ddplint-tmp", dir=folder)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ from ddplint.names import module_name_for
 from ddplint.noqa import parse_suppressions
 from ddplint.project import Project
 from ddplint.rules import ALL_RULES, Context
+from ddplint.safeparse import TooDeep, parse_module, python_syntax_error, run_with_large_stack
 from ddplint.selection import enabled_codes, ignored_for_file
 from ddplint.source import Source, SourceError
 
@@ -45,14 +48,24 @@ class FileResult:
     fixed_codes: Counter[str] = field(default_factory=Counter)
 
 
-def read_source(filename: str, data: bytes | None = None) -> Source:
-    """Read and decode a file; raises LoadError with an E902 diagnostic when that fails."""
+def read_source(filename: str, data: bytes | None = None, max_bytes: int = 0) -> Source:
+    """Read and decode a file; raises LoadError with an E902 diagnostic when that fails.
+
+    Only regular files are opened (a FIFO named `x.py` would block the run forever), and files
+    over `max_bytes` (when it is not 0) are not read at all.
+    """
     try:
         if data is None:
-            path = Path(filename)
-            if path.is_dir():
+            info = os.stat(filename)
+            if stat.S_ISDIR(info.st_mode):
                 raise LoadError(input_error(IO_ERROR, filename, "is a directory, not a Python file"))
-            data = path.read_bytes()
+            if not stat.S_ISREG(info.st_mode):
+                raise LoadError(
+                    input_error(IO_ERROR, filename, "not a regular file (device, FIFO or socket)")
+                )
+            if max_bytes and info.st_size > max_bytes:
+                raise LoadError(input_error(IO_ERROR, filename, too_large(info.st_size, max_bytes)))
+            data = Path(filename).read_bytes()
         return Source.from_bytes(filename, data)
     except OSError as exc:
         reason = exc.strerror or str(exc)
@@ -61,14 +74,46 @@ def read_source(filename: str, data: bytes | None = None) -> Source:
         raise LoadError(input_error(IO_ERROR, filename, f"cannot read file: {exc}")) from None
 
 
+def too_large(size: int, limit: int) -> str:
+    mib = 1024 * 1024
+    return (
+        f"not checked: the file is {size / mib:.1f} MiB, over the {limit / mib:.1f} MiB limit "
+        "(raise `max-file-size` in [tool.ddplint], or exclude the file)"
+    )
+
+
+def internal_error(filename: str, where: str) -> Diagnostic:
+    """An E900 for an exception of ours, with its traceback for --verbose. Call in `except`."""
+    error = input_error(
+        INTERNAL_ERROR,
+        filename,
+        f"internal error in ddplint while checking {filename} ({where}) — please report",
+    )
+    error.detail = traceback.format_exc()
+    return error
+
+
+# A parser message can list every token it expected; keep reports readable.
+MAX_MESSAGE_CHARS = 300
+
+
 def parse_source(source: Source) -> cst.Module:
     """Parse with libcst; raises LoadError with an E999 diagnostic on a syntax error."""
     try:
-        return cst.parse_module(source.text)
+        return parse_module(source.text, source.filename)
+    except TooDeep as exc:
+        raise LoadError(input_error(SYNTAX_ERROR, source.filename, f"cannot parse: {exc}")) from None
     except cst.ParserSyntaxError as exc:
-        message = f"cannot parse: {exc.message.strip() or 'syntax error'}"
-        row = max(1, exc.raw_line)
-        column = max(1, exc.raw_column + 1)
+        reason = exc.message.strip() or "syntax error"
+        row, column = max(1, exc.raw_line), max(1, exc.raw_column + 1)
+        python = python_syntax_error(source.text, source.filename)
+        if python is not None and python.msg:
+            # Python agrees the file is broken; its words and position are the familiar ones.
+            reason = python.msg
+            row, column = max(1, python.lineno or 1), max(1, python.offset or 1)
+        if len(reason) > MAX_MESSAGE_CHARS:
+            reason = reason[: MAX_MESSAGE_CHARS - 1] + "…"
+        message = f"cannot parse: {reason}"
         raise LoadError(input_error(SYNTAX_ERROR, source.filename, message, row, column)) from None
     except (RecursionError, MemoryError) as exc:
         message = f"cannot parse: nested too deeply ({type(exc).__name__})"
@@ -93,26 +138,22 @@ class Linter:
         return ModuleFacts(source, tree, name, is_package=path.name == "__init__.py")
 
     def load(self, filename: str, data: bytes | None = None) -> ModuleFacts:
-        return self.facts_for(read_source(filename, data))
+        return self.facts_for(read_source(filename, data, self.settings.max_file_size))
 
     def check(self, facts: ModuleFacts) -> list[Diagnostic]:
         """Every enabled rule on one module, minus suppressed findings, sorted."""
         ctx = Context(facts, self.project, self.settings)
-        for rule in self.rules:
-            ctx.rule = rule
-            try:
-                rule.check(ctx)
-            except RecursionError:
-                pass  # pathological nesting: this rule gives up on this file
-            except Exception:  # a bug of ours must not stop the run
-                error = input_error(
-                    INTERNAL_ERROR,
-                    facts.filename,
-                    f"internal error in ddplint while checking {facts.filename} "
-                    f"(rule {rule.code}) — please report",
-                )
-                error.detail = traceback.format_exc()
-                ctx.diagnostics.append(error)
+
+        def run_rules() -> None:
+            for rule in self.rules:
+                ctx.rule = rule
+                try:
+                    rule.check(ctx)
+                except Exception:  # a bug of ours must not stop the run
+                    ctx.diagnostics.append(internal_error(facts.filename, f"rule {rule.code}"))
+
+        # Rules walk expressions recursively: deeply nested code needs a deep stack.
+        run_with_large_stack(run_rules)
         lines = facts.source.text.splitlines() if self.honour_noqa else []
         suppressions = parse_suppressions(lines)
         ignored = ignored_for_file(self.settings, facts.filename)

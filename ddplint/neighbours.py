@@ -11,6 +11,7 @@ simulates every module it is given.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterator
@@ -18,10 +19,11 @@ from pathlib import Path
 
 from ddplint.config import DEFAULT_EXCLUDES
 from ddplint.facts import ModuleFacts
-from ddplint.linter import Linter, LoadError
+from ddplint.linter import Linter
 
 DEFAULT_BUDGET = 2.0  # seconds
 MAX_MODULES = 200
+MAX_CONTEXT_BYTES = 2 * 1024 * 1024
 _CACHE_SIZE = 512
 
 # Resolved path → ((mtime_ns, size), facts): one flake8 worker or editor session loads a module once.
@@ -134,7 +136,7 @@ def load_neighbours(
             seen.add(path)
             try:
                 module = _load(linter, path)
-            except (LoadError, OSError, RecursionError, MemoryError):
+            except Exception:  # LoadError, OSError, or a bug of ours on a file nobody asked about
                 continue  # context is best effort: the checked files are still checked
             if importer and not _imports_any(module, checked):
                 continue
@@ -146,6 +148,10 @@ def load_neighbours(
 def _may_import(path: Path, modules: set[str]) -> bool:
     """A cheap byte scan: can `path` import one of `modules`? (Confirmed after parsing.)"""
     try:
+        info = path.stat()
+        # Only regular files (a FIFO would block the read) of a size we would parse.
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONTEXT_BYTES:
+            return False
         data = path.read_bytes()
     except OSError:
         return False

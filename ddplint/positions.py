@@ -12,6 +12,8 @@ from contextlib import contextmanager
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from ddplint.safeparse import run_with_large_stack
+
 
 class _OffsetState(CodegenState):
     def __init__(self, module: cst.Module) -> None:
@@ -49,5 +51,6 @@ class _OffsetState(CodegenState):
 def compute_spans(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int]]:
     """Map every syntactic node of `module` to its (start, end) offsets in `module.code`."""
     state = _OffsetState(module)
-    module._codegen(state)
+    # Code generation recurses once per nesting level: give deep trees a deep stack.
+    run_with_large_stack(lambda: module._codegen(state))
     return state.spans

@@ -12,7 +12,7 @@ from ddplint.config import Settings
 from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
 from ddplint.discovery import discover
 from ddplint.fixer import fix_module, write_atomically
-from ddplint.linter import FileResult, Linter, LoadError
+from ddplint.linter import FileResult, Linter, LoadError, internal_error
 from ddplint.neighbours import DEFAULT_BUDGET, load_neighbours
 
 
@@ -63,16 +63,24 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
         filename = str(path)
         try:
             facts = linter.load(filename)
+            linter.project.add(facts)
         except LoadError as exc:
             result.files.append(FileResult(filename, [exc.diagnostic]))
             continue
-        linter.project.add(facts)
+        except Exception:  # a bug of ours: report it, go on with the other files
+            result.files.append(FileResult(filename, [internal_error(filename, "reading the module")]))
+            continue
         loaded.append(facts)
     result.checked = len(found.files)
     if options.context_budget > 0:
         load_neighbours(linter, loaded, options.context_budget)
     for facts in loaded:
-        result.files.append(check_one(linter, facts, options))
+        try:
+            result.files.append(check_one(linter, facts, options))
+        except Exception:
+            where = "fixing" if options.fix or options.diff else "checking"
+            error = internal_error(facts.filename, where)
+            result.files.append(FileResult(facts.filename, [error], facts))
     result.files.sort(key=lambda f: f.filename)
     return result
 
@@ -92,7 +100,7 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
         _nothing_written(linter, facts, result)
     elif changed and options.fix:
         path = Path(facts.filename)
-        if not os.access(path, os.W_OK):
+        if is_read_only(path):
             _nothing_written(linter, facts, result)
             result.diagnostics.append(
                 input_error(IO_ERROR, facts.filename, "cannot write fixes: file is read-only")
@@ -115,6 +123,15 @@ def _nothing_written(linter: Linter, facts, result: FileResult) -> None:
     result.diagnostics = linter.check(facts)
     result.fixed_count = 0
     result.fixed_codes = Counter()
+
+
+def is_read_only(path: Path) -> bool:
+    """No write permission for us, or no write bit at all: root may write, but should not."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False  # the write itself reports the problem
+    return not os.access(path, os.W_OK) or not mode & 0o222
 
 
 def unified_diff(filename: str, old: str, new: str) -> str:

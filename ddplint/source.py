@@ -32,13 +32,17 @@ class Source:
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         except SyntaxError as exc:
-            raise SourceError(f"bad encoding declaration: {exc}") from None
+            raise SourceError(_encoding_problem(data, exc)) from None
         if encoding == "utf-8-sig":
             encoding = "utf-8"
         body = data[len(codecs.BOM_UTF8) :] if bom else data
         try:
             text = body.decode(encoding)
-        except (UnicodeDecodeError, LookupError) as exc:
+        except UnicodeDecodeError as exc:
+            row = body.count(b"\n", 0, exc.start) + 1
+            byte = body[exc.start]
+            raise SourceError(f"not valid {encoding} (byte 0x{byte:02x} on line {row})") from None
+        except LookupError as exc:
             raise SourceError(f"cannot decode as {encoding}: {exc}") from None
         return cls(filename, text, encoding, bom, detect_newline(text))
 
@@ -81,6 +85,19 @@ class Source:
         start = starts[row - 1]
         end = starts[row] if row < len(starts) else len(self.text)
         return self.text[start:end].rstrip("\r\n")
+
+
+def _encoding_problem(data: bytes, exc: SyntaxError) -> str:
+    """Why tokenize could not settle on an encoding, in words that name the bad byte."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        row = data.count(b"\n", 0, bad.start) + 1
+        return (
+            f"not valid UTF-8 (byte 0x{data[bad.start]:02x} on line {row}) "
+            "and no coding declaration says otherwise"
+        )
+    return f"bad encoding declaration: {exc}"
 
 
 def detect_newline(text: str) -> str:

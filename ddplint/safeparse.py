@@ -1,0 +1,115 @@
+"""Parsing untrusted text without crashing the process.
+
+libcst's parser is native code that recurses once per nesting level: on the main thread's
+stack, a few thousand nested brackets or a long `and` chain overflow it and kill the process
+with a segmentation fault, which no `except` can catch; well before that it slows down
+quadratically. Two guards keep that from happening:
+
+- CPython's own parser (run only to build an AST, never to compile or execute) rejects input
+  nested deeper than Python itself accepts. Such a file cannot run either, so it is reported as
+  a syntax error. Its other complaints are ignored: libcst knows newer grammar than the running
+  interpreter may.
+- libcst then parses on a thread with a large stack, which holds the deepest nesting CPython
+  accepts (and far more).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import warnings
+from typing import Callable, TypeVar
+
+import libcst as cst
+
+# Virtual memory only: the pages are touched only as deep as the recursion really goes.
+PARSER_STACK_BYTES = 512 * 1024 * 1024
+# Python frames allowed on that stack, for recursive walks of deep trees (code generation).
+DEEP_RECURSION_LIMIT = 60_000
+_THREAD_NAME = "ddplint-deep"
+
+# What CPython says when input is nested beyond what it can parse.
+_TOO_DEEP_MESSAGES = ("too many nested parentheses", "too complex", "too many nested")
+
+_stack_lock = threading.Lock()
+T = TypeVar("T")
+
+
+class TooDeep(Exception):
+    """The text is nested deeper than Python itself can parse."""
+
+
+def check_depth(text: str, filename: str) -> None:
+    """Raise TooDeep when CPython's parser gives up on the nesting of `text`."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes etc.: not ours to report
+            compile(text, filename, "exec", 0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+    except RecursionError:
+        raise TooDeep("nested too deeply for Python's parser (RecursionError)") from None
+    except MemoryError:
+        raise TooDeep("nested too deeply for Python's parser (parser stack overflow)") from None
+    except SyntaxError as exc:
+        message = str(exc.msg or "")
+        if any(m in message for m in _TOO_DEEP_MESSAGES):
+            raise TooDeep(f"nested too deeply for Python's parser ({message})") from None
+    except (ValueError, OverflowError):
+        pass  # e.g. NUL bytes: rejected earlier; libcst gives the real verdict
+
+
+def python_syntax_error(text: str, filename: str) -> SyntaxError | None:
+    """CPython's own complaint about `text`, if it has one: clearer than libcst's token lists
+    ("Missing parentheses in call to 'print'"), with the position Python users know."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, filename, "exec", 0x400, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, OverflowError, RecursionError, MemoryError):
+        return None
+    return None
+
+
+def run_with_large_stack(function: Callable[[], T], stack_bytes: int = PARSER_STACK_BYTES) -> T:
+    """Run `function` on a thread with a big stack and a high recursion limit; return its result
+    or raise its error in the caller's thread. One such call runs at a time."""
+    if threading.current_thread().name == _THREAD_NAME:
+        return function()  # already on a deep stack
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = function()
+        except BaseException as exc:  # handed back to the caller's thread
+            outcome["error"] = exc
+
+    with _stack_lock:
+        previous_stack = threading.stack_size()
+        previous_limit = sys.getrecursionlimit()
+        # The limit is per interpreter; the calling thread only waits while it is raised.
+        sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT))
+        try:
+            try:
+                threading.stack_size(stack_bytes)
+                worker = threading.Thread(target=target, name=_THREAD_NAME, daemon=True)
+                worker.start()
+            except (ValueError, RuntimeError, MemoryError):
+                worker = None  # no thread with that stack on this platform
+            finally:
+                threading.stack_size(previous_stack)
+            if worker is not None:
+                worker.join()
+        finally:
+            sys.setrecursionlimit(previous_limit)
+    if worker is None:
+        return function()
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]
+
+
+def parse_module(text: str, filename: str) -> cst.Module:
+    """libcst's parse, guarded: raises TooDeep, cst.ParserSyntaxError, or returns the module."""
+    check_depth(text, filename)
+    return run_with_large_stack(lambda: cst.parse_module(text))
