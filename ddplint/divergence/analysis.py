@@ -484,6 +484,8 @@ def _choice_finding(choice: Choice, in_loop: Loop | None) -> Finding | None:
             exit=exit_item,
             cond=choice.cond,
         )
+    if not skipped:
+        return None  # the arms differ in structure only, not in the collectives they run
     report = next((op.site for op in skipped if op.facts is choice.facts), choice.test or choice.node)
     return Finding(code, "branch", choice.facts, report, skipped, choice=choice, cond=choice.cond)
 

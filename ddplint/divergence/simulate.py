@@ -1039,7 +1039,13 @@ def _compare(op: cst.BaseCompOp, left: Val, right: Val) -> Val:
 
 
 def _undecided(left: Val, right: Val) -> Val:
-    if Kind.NONZERO in (left.kind, right.kind):
+    kinds = (left.kind, right.kind)
+    if Kind.UNIFORM in kinds and (Kind.NONZERO in kinds or Kind.RANK in kinds):
+        # `rank == src`, `rank == i` over `range(world_size)`: each rank takes its turn, and
+        # whether the arms pair up depends on correlations between ranks the two-class
+        # simulation cannot see. Treated as the same on every rank: not guessed.
+        return Val(Kind.UNIFORM, rank=True, deps=left.deps | right.deps)
+    if Kind.NONZERO in kinds:
         return Val(Kind.RANK, rank=True, deps=left.deps | right.deps)
     return combine([left, right])
 
