@@ -678,6 +678,17 @@ class Simulator:
             return main_flag(self.rank_zero, f"`{self._text(node)}` ({self._where(node)})")
         if qualified in cat.UNIFORM_CALLS:
             return UNIFORM
+        if qualified == "next" and node.args:
+            # `next(loader_iter)` yields per-rank data; `next(iter(config))` does not.
+            source = node.args[0].value
+            inner = (
+                source.args[0].value
+                if isinstance(source, cst.Call) and _call_name(source) == "iter" and source.args
+                else source
+            )
+            if _looks_like_data(inner) or self.analysis.is_loader(self.facts, self.scope, inner):
+                return data(f"`{self._text(node)}` ({self._where(node)})")
+            return combine(args)
         if qualified in cat.FILESYSTEM_CALLS:
             return UNIFORM
         if qualified in cat.DATA_CALLS:
