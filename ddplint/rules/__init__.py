@@ -8,6 +8,7 @@ from ddplint.rules.ddp002_missing_set_epoch import MissingSetEpoch
 from ddplint.rules.ddp003_uneven_rank_data import UnevenRankData
 from ddplint.rules.ddp004_divergent_exit_before_collective import DivergentExitBeforeCollective
 from ddplint.rules.ddp005_collective_in_rank_branch import CollectiveInRankBranch
+from ddplint.rules.ddp006_device_by_global_rank import DeviceByGlobalRank
 from ddplint.rules.ddp009_collective_order_mismatch import CollectiveOrderMismatch
 
 ALL_RULES: list[Rule] = [
@@ -16,6 +17,7 @@ ALL_RULES: list[Rule] = [
     UnevenRankData(),
     DivergentExitBeforeCollective(),
     CollectiveInRankBranch(),
+    DeviceByGlobalRank(),
     CollectiveOrderMismatch(),
 ]
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}

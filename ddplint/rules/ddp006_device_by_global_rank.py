@@ -1,0 +1,183 @@
+"""DDP006 device-by-global-rank: a GPU chosen by the global rank instead of the local rank.
+
+Global ranks run from 0 to world_size - 1 across all nodes; device ordinals run from 0 to the
+number of GPUs on *this* node. On the second node of a 2 x 8 job the global ranks are 8..15,
+and `torch.cuda.set_device(8)` fails with `CUDA error: invalid device ordinal`.
+
+The first parameter of a function launched by `mp.spawn` is the process index on this node
+(0..nprocs-1), a correct device ordinal whatever it is called: it is never reported.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddplint.catalogue import DDP_WRAPPERS
+from ddplint.diagnostics import Applicability
+from ddplint.facts import ModuleFacts, Scope, child_nodes
+from ddplint.origins import GLOBAL, LOCAL, Origin, origins
+from ddplint.rules.base import Context, Rule
+from ddplint.values import bound_values
+
+# Calls whose first argument is a device.
+SET_DEVICE = frozenset(
+    {
+        "torch.cuda.set_device",
+        "torch.cuda.device",
+        "torch.accelerator.set_device_index",
+        "torch.accelerator.device_index",
+    }
+)
+# Keywords that take a device (or device ordinal) in any call.
+DEVICE_KEYWORDS = ("device", "device_id", "output_device")
+DEVICE_PREFIXES = ("cuda:",)
+
+
+class DeviceByGlobalRank(Rule):
+    code = "DDP006"
+    name = "device-by-global-rank"
+    summary = "GPU chosen by the global rank: on any node but the first, the device ordinal is out of range"
+    fix_applicability = Applicability.UNSAFE
+
+    def check(self, ctx: Context) -> None:
+        facts = ctx.facts
+        for scope, sink, node in _sinks(facts):
+            origin = origins(ctx.project).of(facts, scope, node)
+            if origin is None or origin.kind != GLOBAL:
+                continue
+            self._report(ctx, scope, sink, node, origin)
+
+    def _report(self, ctx: Context, scope: Scope, sink: str, node: cst.BaseExpression, origin: Origin) -> None:
+        facts = ctx.facts
+        spelled = facts.code(node)
+        source = "" if spelled == origin.source else f" (`{origin.source}`, {origin.where})"
+        message = (
+            f"{sink} selects the GPU by the global rank `{spelled}`{source}: on every node but the "
+            f"first, global ranks exceed the node's device ordinals (rank 8 on an 8-GPU node: "
+            f"`CUDA error: invalid device ordinal`)"
+        )
+        local = _local_rank_in_scope(ctx, scope, node)
+        fix = None
+        help = "use the local rank (`int(os.environ[\"LOCAL_RANK\"])` under torchrun)"
+        if local is not None:
+            fix = ctx.fix(f"Use the local rank `{local}`", ctx.replace(node, local))
+            help = f"use the local rank `{local}`"
+        ctx.report(node, message, fix=fix, help=help)
+
+
+def _sinks(facts: ModuleFacts):
+    """(scope, description, expression used as a device ordinal) for every device choice."""
+    for call in facts.all_calls():
+        node = call.node
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        name = call.name or ""
+        if name in SET_DEVICE and positional:
+            yield call.scope, f"`{name.rsplit('.', 1)[-1]}({facts.code(positional[0])})`", positional[0]
+        elif name == "torch.device":
+            if len(positional) == 2 and _string_value(positional[0]) == "cuda":
+                yield call.scope, f"`torch.device({facts.code(node.args[0])}, ...)`", positional[1]
+            elif len(positional) == 1 and not isinstance(positional[0], (cst.SimpleString, cst.FormattedString)):
+                yield call.scope, "`torch.device(...)`", positional[0]
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda") and positional:
+            yield call.scope, f"`.{node.func.attr.value}({facts.code(positional[0])})`", positional[0]
+        for arg in node.args:
+            if arg.keyword is None:
+                continue
+            keyword = arg.keyword.value
+            if keyword == "device_ids" and name in DDP_WRAPPERS and isinstance(arg.value, (cst.List, cst.Tuple)):
+                for element in arg.value.elements:
+                    yield call.scope, "`device_ids=[...]`", element.value
+            elif keyword in DEVICE_KEYWORDS:
+                yield call.scope, f"`{keyword}={facts.code(arg.value)}`", arg.value
+    if "cuda:" in facts.source.text:
+        for scope in facts.scopes:
+            for node in _own_expressions(scope):
+                yield from _device_strings(facts, scope, node)
+
+
+def _device_strings(facts: ModuleFacts, scope: Scope, node: cst.CSTNode):
+    """`f"cuda:{rank}"`, `"cuda:%d" % rank`, `"cuda:{}".format(rank)`, `"cuda:" + str(rank)`."""
+    if isinstance(node, cst.FormattedString):
+        parts = node.parts
+        if (
+            len(parts) == 2
+            and isinstance(parts[0], cst.FormattedStringText)
+            and parts[0].value.endswith(DEVICE_PREFIXES)
+            and isinstance(parts[1], cst.FormattedStringExpression)
+        ):
+            yield scope, f"`{facts.code(node)}`", parts[1].expression
+    elif isinstance(node, cst.BinaryOperation):
+        text = _string_value(node.left)
+        if text is None:
+            return
+        if isinstance(node.operator, cst.Modulo) and text in ("cuda:%d", "cuda:%s", "cuda:%i"):
+            yield scope, f"`{facts.code(node)}`", node.right
+        elif isinstance(node.operator, cst.Add) and text == "cuda:":
+            yield scope, f"`{facts.code(node)}`", node.right
+    elif isinstance(node, cst.Call):
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "format"
+            and _string_value(func.value) in ("cuda:{}", "cuda:{0}")
+            and len(node.args) == 1
+            and node.args[0].keyword is None
+        ):
+            yield scope, f"`{facts.code(node)}`", node.args[0].value
+
+
+def _own_expressions(scope: Scope):
+    """Every node of a scope's own code (not of functions or classes nested in it)."""
+    root = scope.node
+    stack = list(root.body.body) if isinstance(root, cst.FunctionDef) else list(root.body)
+    if isinstance(root, cst.FunctionDef) and not isinstance(root.body, cst.IndentedBlock):
+        stack = list(root.body.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        yield node
+        stack.extend(child_nodes(node))
+
+
+def _string_value(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _local_rank_in_scope(ctx: Context, scope: Scope, used: cst.BaseExpression) -> str | None:
+    """A plain name holding the local rank, bound before `used` (or in an enclosing scope)."""
+    facts = ctx.facts
+    start = facts.span(used)[0]
+    finder = origins(ctx.project)
+    current: Scope | None = scope
+    while current is not None:
+        for name in sorted(current.params):
+            if name in scope.params and current is not scope:
+                continue
+            found = finder.parameter(facts, current, name)
+            if found is not None and found.kind == LOCAL:
+                return name
+        for name, values in sorted(current.assignments.items()):
+            if "." in name or (current is not scope and name in scope.params):
+                continue
+            if current is scope and not all(facts.span(v)[0] < start for v in values):
+                continue
+            if bound_values(facts, scope, name) is not values:
+                continue  # shadowed by an inner binding
+            found = _origin_of_values(ctx, facts, current, values)
+            if found is not None and found.kind == LOCAL:
+                return name
+        current = current.parent
+    return None
+
+
+def _origin_of_values(ctx: Context, facts: ModuleFacts, scope: Scope, values) -> Origin | None:
+    finder = origins(ctx.project)
+    found = [finder.of(facts, scope, v) for v in values]
+    if not found or any(o is None for o in found) or len({o.kind for o in found}) != 1:
+        return None
+    return found[0]
+
