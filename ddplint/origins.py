@@ -79,7 +79,13 @@ class Origins:
     # Exact origin: the value *is* a rank (through names, int(), a parameter, a helper) ---------
 
     def of(
-        self, facts: ModuleFacts, scope: Scope, node: cst.BaseExpression, *, derived: bool = False, depth: int = 0
+        self,
+        facts: ModuleFacts,
+        scope: Scope,
+        node: cst.BaseExpression,
+        *,
+        derived: bool = False,
+        depth: int = 0,
     ) -> Origin | None:
         """The origin of `node`'s value; with `derived`, also of values computed from one
         (`seed + rank`, `rank % 2`), which is what matters when any per-rank difference counts."""
@@ -224,7 +230,9 @@ class Origins:
                     fn_name = dotted_name(fn) if fn is not None else None
                     if fn_name is None:
                         continue
-                    target = self.project.resolve_name(facts, call.scope, facts.imports.resolve_dotted(fn_name))
+                    target = self.project.resolve_name(
+                        facts, call.scope, facts.imports.resolve_dotted(fn_name)
+                    )
                     if target is not None:
                         self._spawned.add(id(target[1]))
         return self._spawned
@@ -310,7 +318,7 @@ def _string(node: cst.BaseExpression) -> str | None:
 
 
 def _env_key(node: cst.Subscript) -> str | None:
-    """"RANK" in `os.environ["RANK"]` (or any `*env*[...]`, e.g. a dict copied from it)."""
+    """ "RANK" in `os.environ["RANK"]` (or any `*env*[...]`, e.g. a dict copied from it)."""
     base = dotted_name(node.value)
     if base is None or "env" not in base.lower() or len(node.slice) != 1:
         return None

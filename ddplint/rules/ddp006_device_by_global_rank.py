@@ -47,7 +47,9 @@ class DeviceByGlobalRank(Rule):
                 continue
             self._report(ctx, scope, sink, node, origin)
 
-    def _report(self, ctx: Context, scope: Scope, sink: str, node: cst.BaseExpression, origin: Origin) -> None:
+    def _report(
+        self, ctx: Context, scope: Scope, sink: str, node: cst.BaseExpression, origin: Origin
+    ) -> None:
         facts = ctx.facts
         spelled = facts.code(node)
         source = "" if spelled == origin.source else f" (`{origin.source}`, {origin.where})"
@@ -58,7 +60,7 @@ class DeviceByGlobalRank(Rule):
         )
         local = _local_rank_in_scope(ctx, scope, node)
         fix = None
-        help = "use the local rank (`int(os.environ[\"LOCAL_RANK\"])` under torchrun)"
+        help = 'use the local rank (`int(os.environ["LOCAL_RANK"])` under torchrun)'
         if local is not None:
             fix = ctx.fix(f"Use the local rank `{local}`", ctx.replace(node, local))
             help = f"use the local rank `{local}`"
@@ -76,7 +78,9 @@ def _sinks(facts: ModuleFacts):
         elif name == "torch.device":
             if len(positional) == 2 and _string_value(positional[0]) == "cuda":
                 yield call.scope, f"`torch.device({facts.code(node.args[0])}, ...)`", positional[1]
-            elif len(positional) == 1 and not isinstance(positional[0], (cst.SimpleString, cst.FormattedString)):
+            elif len(positional) == 1 and not isinstance(
+                positional[0], (cst.SimpleString, cst.FormattedString)
+            ):
                 yield call.scope, "`torch.device(...)`", positional[0]
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda") and positional:
             yield call.scope, f"`.{node.func.attr.value}({facts.code(positional[0])})`", positional[0]
@@ -84,7 +88,11 @@ def _sinks(facts: ModuleFacts):
             if arg.keyword is None:
                 continue
             keyword = arg.keyword.value
-            if keyword == "device_ids" and name in DDP_WRAPPERS and isinstance(arg.value, (cst.List, cst.Tuple)):
+            if (
+                keyword == "device_ids"
+                and name in DDP_WRAPPERS
+                and isinstance(arg.value, (cst.List, cst.Tuple))
+            ):
                 for element in arg.value.elements:
                     yield call.scope, "`device_ids=[...]`", element.value
             elif keyword in DEVICE_KEYWORDS:
@@ -110,9 +118,8 @@ def _device_strings(facts: ModuleFacts, scope: Scope, node: cst.CSTNode):
         text = _string_value(node.left)
         if text is None:
             return
-        if isinstance(node.operator, cst.Modulo) and text in ("cuda:%d", "cuda:%s", "cuda:%i"):
-            yield scope, f"`{facts.code(node)}`", node.right
-        elif isinstance(node.operator, cst.Add) and text == "cuda:":
+        percent = isinstance(node.operator, cst.Modulo) and text in ("cuda:%d", "cuda:%s", "cuda:%i")
+        if percent or (isinstance(node.operator, cst.Add) and text == "cuda:"):
             yield scope, f"`{facts.code(node)}`", node.right
     elif isinstance(node, cst.Call):
         func = node.func
@@ -180,4 +187,3 @@ def _origin_of_values(ctx: Context, facts: ModuleFacts, scope: Scope, values) ->
     if not found or any(o is None for o in found) or len({o.kind for o in found}) != 1:
         return None
     return found[0]
-
