@@ -9,7 +9,10 @@ from ddplint.rules.ddp003_uneven_rank_data import UnevenRankData
 from ddplint.rules.ddp004_divergent_exit_before_collective import DivergentExitBeforeCollective
 from ddplint.rules.ddp005_collective_in_rank_branch import CollectiveInRankBranch
 from ddplint.rules.ddp006_device_by_global_rank import DeviceByGlobalRank
+from ddplint.rules.ddp007_swallowed_exception_in_step import SwallowedExceptionInStep
+from ddplint.rules.ddp008_loader_without_distributed_sampler import LoaderWithoutDistributedSampler
 from ddplint.rules.ddp009_collective_order_mismatch import CollectiveOrderMismatch
+from ddplint.rules.ddp010_sampler_seeded_per_rank import SamplerSeededPerRank
 
 ALL_RULES: list[Rule] = [
     ShuffleWithSampler(),
@@ -18,7 +21,10 @@ ALL_RULES: list[Rule] = [
     DivergentExitBeforeCollective(),
     CollectiveInRankBranch(),
     DeviceByGlobalRank(),
+    SwallowedExceptionInStep(),
+    LoaderWithoutDistributedSampler(),
     CollectiveOrderMismatch(),
+    SamplerSeededPerRank(),
 ]
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 
