@@ -49,28 +49,37 @@ class SwallowedExceptionInStep(Rule):
                         self._report(ctx, handler, step, action)
 
     def _step_call(self, ctx: Context, facts: ModuleFacts, scope: Scope, node: cst.Try) -> CallSite | None:
+        """The call of the `try` body that synchronises ranks: a backward pass first, then a
+        collective or a wrapped forward, then an optimizer step (which does not synchronise)."""
         start, end = facts.span(node.body)
         analysis = ctx.project.analysis(ctx.settings)
+        found: list[CallSite] = []
         for call in scope.calls:
             call_start = facts.span(call.node)[0]
             if not start <= call_start < end:
                 continue
-            if _is_step(facts, scope, call, analysis):
-                return call
             target = ctx.project.resolve_call(facts, call)
-            if target is not None and analysis.flags(target[0], target[1])[0]:
-                return call
-        return None
+            if _is_step(facts, scope, call, analysis) or (
+                target is not None and analysis.flags(target[0], target[1])[0]
+            ):
+                found.append(call)
+        found.sort(key=lambda c: (c.method != "backward", _is_optimizer_step(c), facts.span(c.node)[0]))
+        return found[0] if found else None
 
     def _report(self, ctx: Context, handler: cst.ExceptHandler, step: CallSite, action: str) -> None:
         facts = ctx.facts
-        caught = f"`except {facts.code(handler.type)}`" if handler.type is not None else "A bare `except`"
+        caught = "A bare `except`"
+        if handler.type is not None:
+            spelled = facts.code(handler.type)
+            if isinstance(handler.type, cst.Tuple) and not spelled.startswith("("):
+                spelled = f"({spelled})"
+            caught = f"`except {spelled}`"
         caught = caught[0].upper() + caught[1:]
         spelled = " ".join(facts.code(step.node).split())
         if len(spelled) > 50:
             spelled = spelled[:47] + "..."
         where = f"`{spelled}`, line {facts.line_of(step.node)}"
-        if step.method == "step" and "optim" in (step.receiver or "").lower():
+        if _is_optimizer_step(step):
             effect = (
                 "the rank that fails skips its optimizer step and its parameters drift from the "
                 "other replicas (DDP averages gradients, it never re-syncs parameters)"
@@ -90,6 +99,10 @@ class SwallowedExceptionInStep(Rule):
                 "op=ReduceOp.MAX)` on every rank, then skip the step on all ranks when it is set"
             ),
         )
+
+
+def _is_optimizer_step(call: CallSite) -> bool:
+    return call.method == "step" and "optim" in (call.receiver or "").lower()
 
 
 def _is_step(facts: ModuleFacts, scope: Scope, call: CallSite, analysis) -> bool:
