@@ -15,7 +15,7 @@ import libcst as cst
 
 from ddplint.facts import CallSite, ModuleFacts, Scope
 from ddplint.names import dotted_name
-from ddplint.values import bound_values, returned_values
+from ddplint.values import assignment_target, bound_values, returned_values
 
 GLOBAL, LOCAL, RANDOM = "global rank", "local rank", "per-process randomness"
 
@@ -179,11 +179,12 @@ class Origins:
         if not values:
             return _attribute(facts, node, name) if "." in name else None
         owner = _assigning_scope(facts, scope, name)
-        found = [
-            self.of(facts, owner.get(id(v), scope), v, derived=derived, depth=depth + 1)
-            for v in values
-            if not _constant(v) and v is not node
-        ]
+        found = []
+        for value in values:
+            where = owner.get(id(value), scope)
+            value = _unpacked(where, value, name)
+            if value is not None and not _constant(value) and value is not node:
+                found.append(self.of(facts, where, value, derived=derived, depth=depth + 1))
         return _agree(found)
 
     # Parameters: what every caller passes ----------------------------------------------------
@@ -285,6 +286,19 @@ def _assigning_scope(facts: ModuleFacts, scope: Scope, name: str) -> dict[int, S
         for value in candidate.assignments.get(name, []):
             owners.setdefault(id(value), candidate)
     return owners
+
+
+def _unpacked(scope: Scope, value: cst.BaseExpression, name: str) -> cst.BaseExpression | None:
+    """The part of `a, b = x, y` that `name` receives (`value` itself for a plain assignment)."""
+    if not isinstance(value, cst.Tuple):
+        return value
+    target = assignment_target(scope, value)
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return value
+    names = [dotted_name(e.value) for e in target.elements]
+    if name in names and len(names) == len(value.elements):
+        return value.elements[names.index(name)].value
+    return None
 
 
 def _argument(call: cst.Call, name: str, index: int) -> cst.BaseExpression | None:
