@@ -43,7 +43,9 @@ class SamplerSeededPerRank(Rule):
                 continue
             spelled = facts.code(seed.value)
             source = "" if spelled == origin.source else f" (`{origin.source}`, {origin.where})"
-            what = "differs between processes" if origin.kind == RANDOM else f"depends on the {origin.kind}"
+            what = (
+                "can differ between processes" if origin.kind == RANDOM else f"depends on the {origin.kind}"
+            )
             message = (
                 f"`DistributedSampler` seed `{spelled}` {what}{source}: each rank shuffles its own "
                 f"permutation and keeps every world-size-th index of it, so ranks train on "
