@@ -174,10 +174,10 @@ class Origins:
         if values is None:  # a parameter
             head = name.split(".", 1)[0]
             if head != name:
-                return _attribute(facts, node, name)
+                return self._attribute(facts, node, name, derived, depth)
             return self.parameter(facts, scope, name, derived=derived, depth=depth + 1)
         if not values:
-            return _attribute(facts, node, name) if "." in name else None
+            return self._attribute(facts, node, name, derived, depth) if "." in name else None
         owner = _assigning_scope(facts, scope, name)
         found = []
         for value in values:
@@ -186,6 +186,18 @@ class Origins:
             if value is not None and not _constant(value) and value is not node:
                 found.append(self.of(facts, where, value, derived=derived, depth=depth + 1))
         return _agree(found)
+
+    def _attribute(self, facts, node, name: str, derived: bool, depth: int) -> Origin | None:
+        """`args.rank` on a parameter: what the module's functions store in it, else its name."""
+        stored = [
+            (scope, value)
+            for scope in facts.scopes
+            for value in scope.assignments.get(name, ())
+            if not _constant(value)
+        ]
+        if stored and not derived:  # a seed stored per rank may be stored after its use: not guessed
+            return _agree([self.of(facts, s, v, derived=derived, depth=depth + 1) for s, v in stored])
+        return _attribute(facts, node, name)
 
     # Parameters: what every caller passes ----------------------------------------------------
 
