@@ -25,7 +25,8 @@ from ddplint.values import Nullness, literal_bool, nullness, returned_values
 
 DATALOADER = "torch.utils.data.DataLoader"
 INIT_PROCESS_GROUP = "torch.distributed.init_process_group"
-# Methods that take a loader and shard it for the processes (or hand it to a Lightning Trainer).
+# Library methods that take a loader and shard it for the processes (accelerate, Fabric) or hand
+# it to a Lightning Trainer, which installs a DistributedSampler itself.
 SHARDING_METHODS = frozenset(
     {"prepare", "prepare_data_loader", "setup_dataloaders", "fit", "validate", "test", "predict"}
 )
@@ -107,6 +108,18 @@ def _training_use(ctx: Context, facts: ModuleFacts, scope: Scope, node: cst.Call
         target is not None and any(dotted_name(v) == target for v in returned_values(scope))
     ):
         todo.extend(_receivers(ctx, scope, 1))
+    for call in scope.calls:  # `trainer.fit(DataLoader(...))`: passed on without a name
+        for arg in call.node.args:
+            if arg.value is not node:
+                continue
+            resolved = ctx.project.resolve_call(facts, call)
+            if resolved is None:
+                if call.method in SHARDING_METHODS:
+                    return None
+                continue
+            param = _parameter_for(call.node, arg, resolved[1])
+            if param is not None:
+                todo.append((resolved[0], resolved[1], param, 1))
     seen: set[tuple[int, str]] = set()
     found = None
     while todo:
@@ -122,10 +135,10 @@ def _training_use(ctx: Context, facts: ModuleFacts, scope: Scope, node: cst.Call
                 args = [a for a in call.node.args if _mentions(a.value, name)]
                 if not args:
                     continue
-                if call.method in SHARDING_METHODS:
-                    return None
                 resolved = ctx.project.resolve_call(facts, call)
                 if resolved is None:
+                    if call.method in SHARDING_METHODS:
+                        return None  # a framework's, not one of the project's own functions
                     continue
                 callee_facts, callee = resolved
                 for arg in args:
