@@ -77,11 +77,15 @@ def _sinks(facts: ModuleFacts):
             yield call.scope, f"`{name.rsplit('.', 1)[-1]}({facts.code(positional[0])})`", positional[0]
         elif name == "torch.device":
             if len(positional) == 2 and _string_value(positional[0]) == "cuda":
-                yield call.scope, f"`torch.device({facts.code(node.args[0])}, ...)`", positional[1]
+                yield (
+                    call.scope,
+                    f"`torch.device({facts.code(positional[0])}, {facts.code(positional[1])})`",
+                    positional[1],
+                )
             elif len(positional) == 1 and not isinstance(
                 positional[0], (cst.SimpleString, cst.FormattedString)
             ):
-                yield call.scope, "`torch.device(...)`", positional[0]
+                yield call.scope, f"`torch.device({facts.code(positional[0])})`", positional[0]
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda") and positional:
             yield call.scope, f"`.{node.func.attr.value}({facts.code(positional[0])})`", positional[0]
         for arg in node.args:
@@ -94,7 +98,7 @@ def _sinks(facts: ModuleFacts):
                 and isinstance(arg.value, (cst.List, cst.Tuple))
             ):
                 for element in arg.value.elements:
-                    yield call.scope, "`device_ids=[...]`", element.value
+                    yield call.scope, f"`device_ids={facts.code(arg.value)}`", element.value
             elif keyword in DEVICE_KEYWORDS:
                 yield call.scope, f"`{keyword}={facts.code(arg.value)}`", arg.value
     if "cuda:" in facts.source.text:
