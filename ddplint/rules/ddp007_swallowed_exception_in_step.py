@@ -85,10 +85,15 @@ class SwallowedExceptionInStep(Rule):
                 "other replicas (DDP averages gradients, it never re-syncs parameters)"
             )
         else:
+            if step.method == "backward":
+                which = " (the gradient all-reduce of `backward()`)"
+            elif ctx.project.analysis(ctx.settings).is_collective(step.name or ""):
+                which = f" (`{step.name}`)"
+            else:
+                which = ""
             effect = (
-                "the rank that fails skips the rest of the step while the other ranks run its "
-                "collectives (the gradient all-reduce of `backward()`), so they wait for it, or "
-                "pair collectives of different steps"
+                f"the rank that fails skips the rest of the step while the other ranks run its "
+                f"collectives{which}, so they wait for it, or pair collectives of different steps"
             )
         message = f"{caught} swallows an error of the training step ({where}) and {action}: {effect}"
         ctx.report(
