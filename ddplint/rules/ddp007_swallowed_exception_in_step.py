@@ -15,6 +15,7 @@ from ddplint import catalogue as cat
 from ddplint.facts import CallSite, ModuleFacts, Scope, child_nodes
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context, Rule
+from ddplint.rules.divergence_base import quoted
 from ddplint.values import constructed_by
 
 # Exceptions that do not come from a failing step: the end of an iterator, Ctrl-C (which every
@@ -75,10 +76,7 @@ class SwallowedExceptionInStep(Rule):
                 spelled = f"({spelled})"
             caught = f"`except {spelled}`"
         caught = caught[0].upper() + caught[1:]
-        spelled = " ".join(facts.code(step.node).split())
-        if len(spelled) > 50:
-            spelled = spelled[:47] + "..."
-        where = f"`{spelled}`, line {facts.line_of(step.node)}"
+        where = f"`{quoted(facts, step.node, 50)}`, line {facts.line_of(step.node)}"
         if _is_optimizer_step(step):
             effect = (
                 "the rank that fails skips its optimizer step and its parameters drift from the "
