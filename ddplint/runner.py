@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import difflib
 import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ddplint import prefilter
 from ddplint.config import Settings
 from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
 from ddplint.discovery import discover
 from ddplint.fixer import fix_module, write_atomically
-from ddplint.linter import FileResult, Linter, LoadError, internal_error
+from ddplint.linter import FileResult, Linter, LoadError, read_source
 from ddplint.neighbours import DEFAULT_BUDGET, load_neighbours
 
 
@@ -25,6 +27,8 @@ class RunOptions:
     # Seconds for reading the project modules around the checked files that the run does not
     # include (pre-commit passes only the changed files); 0 turns it off.
     context_budget: float = DEFAULT_BUDGET
+    # Skip files no finding can involve (see ddplint.prefilter); off only to prove it invisible.
+    prefilter: bool = True
 
 
 @dataclass
@@ -59,30 +63,42 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
     for given, reason in found.errors:
         result.files.append(FileResult(given, [input_error(IO_ERROR, given, reason)]))
     loaded = []
-    for path in found.files:
+    files = select_files(found.files, linter) if options.prefilter else found.files
+    for path in files:
         filename = str(path)
         try:
             facts = linter.load(filename)
-            linter.project.add(facts)
         except LoadError as exc:
             result.files.append(FileResult(filename, [exc.diagnostic]))
             continue
-        except Exception:  # a bug of ours: report it, go on with the other files
-            result.files.append(FileResult(filename, [internal_error(filename, "reading the module")]))
-            continue
+        linter.project.add(facts)
         loaded.append(facts)
     result.checked = len(found.files)
     if options.context_budget > 0:
         load_neighbours(linter, loaded, options.context_budget)
     for facts in loaded:
-        try:
-            result.files.append(check_one(linter, facts, options))
-        except Exception:
-            where = "fixing" if options.fix or options.diff else "checking"
-            error = internal_error(facts.filename, where)
-            result.files.append(FileResult(facts.filename, [error], facts))
+        result.files.append(check_one(linter, facts, options))
     result.files.sort(key=lambda f: f.filename)
     return result
+
+
+def select_files(files: list[Path], linter: Linter) -> list[Path]:
+    """The files to load, in discovery order: the prefilter's choice, plus every skipped file
+    that does not read or parse, so its E902/E999 is reported as without the prefilter."""
+    selection = prefilter.select(files, linter.trigger_names())
+    keep = set(selection.kept)
+    keep.update(path for path in selection.skipped if not _parses(path))
+    return [path for path in files if path in keep]
+
+
+def _parses(path: Path) -> bool:
+    """Whether a file reads, decodes and parses (CPython's parser: several times cheaper)."""
+    try:
+        source = read_source(str(path))
+        compile(source.text, str(path), "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (LoadError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
@@ -100,7 +116,7 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
         _nothing_written(linter, facts, result)
     elif changed and options.fix:
         path = Path(facts.filename)
-        if is_read_only(path):
+        if not os.access(path, os.W_OK):
             _nothing_written(linter, facts, result)
             result.diagnostics.append(
                 input_error(IO_ERROR, facts.filename, "cannot write fixes: file is read-only")
@@ -123,15 +139,6 @@ def _nothing_written(linter: Linter, facts, result: FileResult) -> None:
     result.diagnostics = linter.check(facts)
     result.fixed_count = 0
     result.fixed_codes = Counter()
-
-
-def is_read_only(path: Path) -> bool:
-    """No write permission for us, or no write bit at all: root may write, but should not."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return False  # the write itself reports the problem
-    return not os.access(path, os.W_OK) or not mode & 0o222
 
 
 def unified_diff(filename: str, old: str, new: str) -> str:

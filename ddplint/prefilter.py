@@ -1,0 +1,178 @@
+"""A byte scan that spares the parser the files no finding can involve.
+
+A finding needs one of the enabled rules' trigger names (`DataLoader`, `all_reduce`, ...) in the
+file itself or in a project module it imports, directly or transitively: that is how a training
+script with no torch token reaches `dist.all_reduce` through its own helpers. So a file is kept
+when the import graph of the run's own modules leads from it to a file that spells a trigger;
+everything such a file imports is kept too, since the rules look into it (a helper that only
+loops over the loader it is given). The rest is skipped: not parsed, not checked.
+
+The scan over-approximates (a trigger in a comment, an import in a docstring, every module a
+`from` import could name): a false alarm costs a parse, never a finding.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ddplint.names import module_name_for, relative_base
+
+# `from ..pkg.mod import (a, b as c)`, `from . import x`, with backslash continuations.
+_FROM = re.compile(rb"\bfrom[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n#;\\]|\\\r?\n)*)")
+# `import a.b as c, d` (also matches the tail of a `from` import: one more candidate, no harm).
+_IMPORT = re.compile(rb"\bimport[ \t]+((?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,?[ \t]*)+)")
+_NAME = re.compile(rb"[\w.]+")
+
+
+def trigger_words(names: Iterable[str]) -> list[bytes]:
+    """The last part of each qualified name (`all_reduce` of `torch.distributed.all_reduce`)."""
+    return sorted({name.rsplit(".", 1)[-1].encode() for name in names if name})
+
+
+def _is_word_char(byte: int) -> bool:
+    return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122 or byte >= 128
+
+
+def mentions(data: bytes, words: list[bytes]) -> bool:
+    """Whether `data` holds one of `words` as a whole word (`bytes.find`: far faster than re)."""
+    size = len(data)
+    for word in words:
+        pos = data.find(word)
+        while pos != -1:
+            end = pos + len(word)
+            if (pos == 0 or not _is_word_char(data[pos - 1])) and (
+                end == size or not _is_word_char(data[end])
+            ):
+                return True
+            pos = data.find(word, pos + 1)
+    return False
+
+
+def _statements(data: bytes) -> Iterable[bytes]:
+    """The text around every `import` keyword: its line, extended over `(...)` and `\\`."""
+    pos = data.find(b"import")
+    while pos != -1:
+        start = data.rfind(b"\n", 0, pos) + 1
+        end = data.find(b"\n", pos)
+        end = len(data) if end == -1 else end
+        while data[start:end].rstrip().endswith(b"\\") and end < len(data):
+            nxt = data.find(b"\n", end + 1)
+            end = len(data) if nxt == -1 else nxt
+        segment = data[start:end]
+        if segment.count(b"(") > segment.count(b")"):
+            close = data.find(b")", end)
+            if close != -1 and close - end < 20000:
+                end = close + 1
+                segment = data[start:end]
+        yield segment
+        pos = data.find(b"import", end)
+
+
+def imported_modules(data: bytes, module_name: str, is_package: bool) -> set[str]:
+    """Every dotted name an import statement in `data` may load, relative imports resolved."""
+    found: set[str] = set()
+    for segment in _statements(data):
+        for match in _FROM.finditer(segment):
+            dots, module, names = match.groups()
+            base = module.decode("ascii", "replace")
+            if dots:
+                package = relative_base(module_name, is_package, len(dots))
+                base = f"{package}.{base}" if package and base else (package or base)
+            if base:
+                found.add(base)
+            for name in _NAME.findall(names):
+                text = name.decode("ascii", "replace")
+                if text != "as":
+                    found.add(f"{base}.{text}" if base else text)
+        for match in _IMPORT.finditer(segment):
+            for name in _NAME.findall(match.group(1)):
+                if name != b"as":
+                    found.add(name.decode("ascii", "replace"))
+    return found
+
+
+@dataclass
+class Selection:
+    kept: list[Path]
+    skipped: list[Path]
+
+
+def select(files: list[Path], trigger_names: Iterable[str] | None) -> Selection:
+    """Split `files` (order kept) into those the run must parse and those it can skip.
+
+    `trigger_names` None means some enabled rule may fire anywhere: everything is kept.
+    """
+    if trigger_names is None:
+        return Selection(list(files), [])
+    words = trigger_words(trigger_names)
+    # Nodes are module names, not files: two scripts named alike are one node, so whichever
+    # of them the project index picks for a name is the same with and without this filter.
+    module_of: dict[Path, str] = {}
+    seeds: set[str] = set()
+    imports: dict[str, set[str]] = {}
+    packages: dict[Path, str] = {}
+    for path in files:
+        name = _module_name(path, packages)
+        module_of[path] = name
+        try:
+            data = path.read_bytes()
+        except OSError:
+            seeds.add(name)  # let the full load report it
+            continue
+        if mentions(data, words):
+            seeds.add(name)
+        imports.setdefault(name, set()).update(imported_modules(data, name, path.name == "__init__.py"))
+    known = set(module_of.values())
+    edges = {name: _project_modules(targets, known) - {name} for name, targets in imports.items()}
+    importers: dict[str, set[str]] = {}
+    for name, targets in edges.items():
+        for target in targets:
+            importers.setdefault(target, set()).add(name)
+    # Every module that leads to a seed (walking import edges backwards from the seeds) ...
+    reaching = _closure(seeds, importers)
+    # ... and everything those modules import: the rules look into it.
+    needed = _closure(reaching, edges)
+    kept = [p for p in files if module_of[p] in needed]
+    skipped = [p for p in files if module_of[p] not in needed]
+    return Selection(kept, skipped)
+
+
+def _module_name(path: Path, packages: dict[Path, str]) -> str:
+    """`module_name_for`, asking the file system once per folder rather than once per file."""
+    if path.name == "__init__.py":
+        return module_name_for(path)
+    folder = path.parent
+    package = packages.get(folder)
+    if package is None:
+        package = packages[folder] = (
+            module_name_for(folder / "__init__.py") if (folder / "__init__.py").is_file() else ""
+        )
+    return f"{package}.{path.stem}" if package else path.stem
+
+
+def _project_modules(names: Iterable[str], known: set[str]) -> set[str]:
+    """The project modules importing `names` loads: `a.b.c` loads `a`, `a.b` and `a.b.c`."""
+    out: set[str] = set()
+    for name in names:
+        while True:
+            if name in known:
+                out.add(name)
+            cut = name.rfind(".")
+            if cut < 0:
+                break
+            name = name[:cut]
+    return out
+
+
+def _closure(start: set[str], edges: dict[str, set[str]]) -> set[str]:
+    seen = set(start)
+    stack = list(start)
+    while stack:
+        for nxt in edges.get(stack.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
