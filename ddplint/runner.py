@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import ast
 import difflib
+import gc
 import os
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,22 +67,40 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
         result.files.append(FileResult(given, [input_error(IO_ERROR, given, reason)]))
     loaded = []
     files = select_files(found.files, linter) if options.prefilter else found.files
-    for path in files:
-        filename = str(path)
-        try:
-            facts = linter.load(filename)
-        except LoadError as exc:
-            result.files.append(FileResult(filename, [exc.diagnostic]))
-            continue
-        linter.project.add(facts)
-        loaded.append(facts)
-    result.checked = len(found.files)
-    if options.context_budget > 0:
-        load_neighbours(linter, loaded, options.context_budget)
-    for facts in loaded:
-        result.files.append(check_one(linter, facts, options))
+    with collector_paused():
+        for path in files:
+            filename = str(path)
+            try:
+                facts = linter.load(filename)
+            except LoadError as exc:
+                result.files.append(FileResult(filename, [exc.diagnostic]))
+                continue
+            linter.project.add(facts)
+            loaded.append(facts)
+        result.checked = len(found.files)
+        if options.context_budget > 0:
+            load_neighbours(linter, loaded, options.context_budget)
+        for facts in loaded:
+            result.files.append(check_one(linter, facts, options))
     result.files.sort(key=lambda f: f.filename)
     return result
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Keep Python's cycle collector out of the way while trees are built and held.
+
+    Parsing allocates millions of acyclic nodes; every collection walks all those alive, a
+    third of parse time on large runs. Trees stay alive until the run ends, so there is
+    nothing for the collector to find meanwhile.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def select_files(files: list[Path], linter: Linter) -> list[Path]:
