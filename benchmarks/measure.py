@@ -18,6 +18,7 @@ PROC = Path("/proc")
 class Sample:
     seconds: float
     peak_rss: int  # bytes, summed over the process and all its descendants at the worst moment
+    cpu_seconds: float  # user + system, the process and every descendant it waited for
     returncode: int
 
 
@@ -80,4 +81,4 @@ def run_measured(
         poller.join()
     # Without /proc, or for a run shorter than one poll: the largest single process.
     peak = max(peak, usage.ru_maxrss * 1024)
-    return Sample(seconds, peak, returncode)
+    return Sample(seconds, peak, usage.ru_utime + usage.ru_stime, returncode)

@@ -97,6 +97,7 @@ class Row:
     version: str
     files: int
     runs: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     peak_rss_mb: float = 0.0
     exit_codes: list[int] = field(default_factory=list)
     ratio: float | None = None  # median seconds / ddplint cold median seconds, same run
@@ -104,6 +105,10 @@ class Row:
     @property
     def median(self) -> float:
         return statistics.median(self.runs) if self.runs else float("nan")
+
+    @property
+    def median_cpu(self) -> float:
+        return statistics.median(self.cpu) if self.cpu else float("nan")
 
     @property
     def files_per_second(self) -> float:
@@ -186,6 +191,7 @@ def measure(tool: str, corpus: str, folder: Path, args) -> Row:
             shutil.rmtree(cache, ignore_errors=True)
         sample = run_measured(argv, cwd=folder)
         row.runs.append(round(sample.seconds, 3))
+        row.cpu.append(round(sample.cpu_seconds, 3))
         row.exit_codes.append(sample.returncode)
         row.peak_rss_mb = max(row.peak_rss_mb, round(sample.peak_rss / 2**20, 1))
         print(f"  {corpus:<10} {tool:<13} {sample.seconds:8.2f} s", file=sys.stderr)
@@ -216,16 +222,18 @@ def markdown(rows: list[Row], scale_rows: list[Row], meta: dict) -> str:
         "",
         f"{meta['cpus']} CPUs, Python {meta['python']}, {meta['platform']}; load average before the "
         f"run {meta['load_before']}, after {meta['load_after']}. Median of {meta['runs']} runs; peak "
-        "RSS summed over the whole process tree; ratio = median seconds / ddplint (cold) median "
-        "seconds in this run.",
+        "RSS summed over the whole process tree; CPU = user + system seconds of the tree (steadier "
+        "than wall time on a shared machine); ratio = median wall seconds / ddplint (cold) median "
+        "wall seconds in this run.",
         "",
-        "| corpus | tool | version | files | median s | peak RSS MB | files/s | time / ddplint |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| corpus | tool | version | files | median s | CPU s | peak RSS MB | files/s | time / ddplint |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         ratio = f"{r.ratio:.2f}" if r.ratio is not None else ""
         lines.append(
-            f"| {r.corpus} | {r.tool} | {r.version} | {r.files} | {r.median:.2f} | {r.peak_rss_mb:.0f} "
+            f"| {r.corpus} | {r.tool} | {r.version} | {r.files} | {r.median:.2f} | {r.median_cpu:.1f} "
+            f"| {r.peak_rss_mb:.0f} "
             f"| {r.files_per_second:.0f} | {ratio} |"
         )
     if scale_rows:
@@ -233,11 +241,14 @@ def markdown(rows: list[Row], scale_rows: list[Row], meta: dict) -> str:
             "",
             "Scaling (ddplint cold; copies of the corpus side by side):",
             "",
-            "| corpus | files | median s | peak RSS MB | time / x1 time |",
-            "| --- | ---: | ---: | ---: | ---: |",
+            "| corpus | files | median s | CPU s | peak RSS MB | time / x1 time |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
         ]
         for r in scale_rows:
-            lines.append(f"| {r.corpus} | {r.files} | {r.median:.2f} | {r.peak_rss_mb:.0f} | {r.ratio:.2f} |")
+            lines.append(
+                f"| {r.corpus} | {r.files} | {r.median:.2f} | {r.median_cpu:.1f} | {r.peak_rss_mb:.0f} "
+                f"| {r.ratio:.2f} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -293,8 +304,8 @@ def main() -> None:
     (args.out / f"{stem}.md").write_text(table, encoding="utf-8")
     data = {
         "meta": meta,
-        "rows": [asdict(r) | {"median": r.median} for r in rows],
-        "scaling": [asdict(r) | {"median": r.median} for r in scale_rows],
+        "rows": [asdict(r) | {"median": r.median, "median_cpu": r.median_cpu} for r in rows],
+        "scaling": [asdict(r) | {"median": r.median, "median_cpu": r.median_cpu} for r in scale_rows],
     }
     (args.out / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(table)
