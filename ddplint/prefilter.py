@@ -100,6 +100,54 @@ class Selection:
     skipped: list[Path]
 
 
+@dataclass(frozen=True)
+class Scan:
+    """What the byte scan learnt about one file."""
+
+    triggers: bool  # spells a trigger word
+    imports: frozenset[str]  # dotted names its import statements may load
+
+
+def scan(data: bytes, module_name: str, is_package: bool, words: list[bytes]) -> Scan:
+    return Scan(mentions(data, words), frozenset(imported_modules(data, module_name, is_package)))
+
+
+class ImportGraph:
+    """The run's own modules and the imports between them.
+
+    Nodes are module names, not files: two scripts named alike are one node, so whichever of
+    them the project index picks for a name is the same with and without the prefilter.
+    """
+
+    def __init__(self, modules: dict[Path, str], scans: dict[Path, Scan | None]) -> None:
+        self.modules = modules
+        known = set(modules.values())
+        self.edges: dict[str, set[str]] = {name: set() for name in known}
+        for path, found in scans.items():
+            if found is not None:
+                name = modules[path]
+                self.edges[name] |= _project_modules(found.imports, known) - {name}
+        self.importers: dict[str, set[str]] = {}
+        for name, targets in self.edges.items():
+            for target in targets:
+                self.importers.setdefault(target, set()).add(name)
+
+    def needed(self, seeds: set[str]) -> set[str]:
+        # Every module that leads to a seed (walking import edges backwards) ...
+        reaching = closure(seeds, self.importers)
+        # ... and everything those modules import: the rules look into it.
+        return closure(reaching, self.edges)
+
+    def imported_by(self, names: set[str]) -> set[str]:
+        """`names` and everything they import, directly or not."""
+        return closure(names, self.edges)
+
+
+def module_names(files: list[Path]) -> dict[Path, str]:
+    packages: dict[Path, str] = {}
+    return {path: _module_name(path, packages) for path in files}
+
+
 def select(files: list[Path], trigger_names: Iterable[str] | None) -> Selection:
     """Split `files` (order kept) into those the run must parse and those it can skip.
 
@@ -108,35 +156,22 @@ def select(files: list[Path], trigger_names: Iterable[str] | None) -> Selection:
     if trigger_names is None:
         return Selection(list(files), [])
     words = trigger_words(trigger_names)
-    # Nodes are module names, not files: two scripts named alike are one node, so whichever
-    # of them the project index picks for a name is the same with and without this filter.
-    module_of: dict[Path, str] = {}
-    seeds: set[str] = set()
-    imports: dict[str, set[str]] = {}
-    packages: dict[Path, str] = {}
+    modules = module_names(files)
+    scans: dict[Path, Scan | None] = {}
     for path in files:
-        name = _module_name(path, packages)
-        module_of[path] = name
         try:
-            data = path.read_bytes()
+            scans[path] = scan(path.read_bytes(), modules[path], path.name == "__init__.py", words)
         except OSError:
-            seeds.add(name)  # let the full load report it
-            continue
-        if mentions(data, words):
-            seeds.add(name)
-        imports.setdefault(name, set()).update(imported_modules(data, name, path.name == "__init__.py"))
-    known = set(module_of.values())
-    edges = {name: _project_modules(targets, known) - {name} for name, targets in imports.items()}
-    importers: dict[str, set[str]] = {}
-    for name, targets in edges.items():
-        for target in targets:
-            importers.setdefault(target, set()).add(name)
-    # Every module that leads to a seed (walking import edges backwards from the seeds) ...
-    reaching = _closure(seeds, importers)
-    # ... and everything those modules import: the rules look into it.
-    needed = _closure(reaching, edges)
-    kept = [p for p in files if module_of[p] in needed]
-    skipped = [p for p in files if module_of[p] not in needed]
+            scans[path] = None  # unreadable: the full load reports it
+    return split(files, modules, scans)
+
+
+def split(files: list[Path], modules: dict[Path, str], scans: dict[Path, Scan | None]) -> Selection:
+    graph = ImportGraph(modules, scans)
+    seeds = {modules[p] for p, found in scans.items() if found is None or found.triggers}
+    needed = graph.needed(seeds)
+    kept = [p for p in files if modules[p] in needed]
+    skipped = [p for p in files if modules[p] not in needed]
     return Selection(kept, skipped)
 
 
@@ -167,7 +202,7 @@ def _project_modules(names: Iterable[str], known: set[str]) -> set[str]:
     return out
 
 
-def _closure(start: set[str], edges: dict[str, set[str]]) -> set[str]:
+def closure(start: set[str], edges: dict[str, set[str]]) -> set[str]:
     seen = set(start)
     stack = list(start)
     while stack:
