@@ -63,7 +63,11 @@ class Entry:
     diagnostics: list[Diagnostic] | None = None
 
     def to_json(self) -> dict:
-        scan = None if self.scan is None else {"triggers": self.scan.triggers, "imports": sorted(self.scan.imports)}
+        scan = (
+            None
+            if self.scan is None
+            else {"triggers": self.scan.triggers, "imports": sorted(self.scan.imports)}
+        )
         found = None if self.diagnostics is None else [_diagnostic_to_json(d) for d in self.diagnostics]
         return {
             "content": self.content,

@@ -1,14 +1,15 @@
 """A byte scan that spares the parser the files no finding can involve.
 
-A finding needs one of the enabled rules' trigger names (`DataLoader`, `all_reduce`, ...) in the
-file itself or in a project module it imports, directly or transitively: that is how a training
-script with no torch token reaches `dist.all_reduce` through its own helpers. So a file is kept
-when the import graph of the run's own modules leads from it to a file that spells a trigger;
-everything such a file imports is kept too, since the rules look into it (a helper that only
-loops over the loader it is given). The rest is skipped: not parsed, not checked.
+Every finding needs one of the enabled rules' triggers (`DataLoader`, `dist.all_reduce`, a DDP
+wrapper, ...) spelled in a module of the run that is connected to the finding's file by
+imports, in either direction: a training script with no torch token reaches `dist.all_reduce`
+through its own helpers, and a helper with no torch token is simulated with the DDP model its
+caller passes. So the run keeps every module connected to a file that spells a trigger, and
+skips the rest: not parsed, not checked (only syntax-checked, so E999 is still reported).
 
 The scan over-approximates (a trigger in a comment, an import in a docstring, every module a
-`from` import could name): a false alarm costs a parse, never a finding.
+`from` import could name): a false alarm costs a parse, never a finding. Calls spelled through
+a name the module never imports are not followed.
 """
 
 from __future__ import annotations
@@ -27,27 +28,43 @@ _IMPORT = re.compile(rb"\bimport[ \t]+((?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,?[ 
 _NAME = re.compile(rb"[\w.]+")
 
 
-def trigger_words(names: Iterable[str]) -> list[bytes]:
-    """The last part of each qualified name (`all_reduce` of `torch.distributed.all_reduce`)."""
-    return sorted({name.rsplit(".", 1)[-1].encode() for name in names if name})
+def trigger_words(names: Iterable[str]) -> list[tuple[bytes, ...]]:
+    """Each trigger as the words it is spelled with: a qualified name needs every dotted part.
+
+    Python code names `torch.distributed.all_reduce` only through an import that spells
+    `torch` and `distributed` and a use that spells `all_reduce` (a project module re-exporting
+    it spells them itself, and is connected to its users by the import graph).
+    """
+    return sorted({tuple(part.encode() for part in name.split(".") if part) for name in names if name})
 
 
 def _is_word_char(byte: int) -> bool:
     return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122 or byte >= 128
 
 
-def mentions(data: bytes, words: list[bytes]) -> bool:
-    """Whether `data` holds one of `words` as a whole word (`bytes.find`: far faster than re)."""
+def _has_word(data: bytes, word: bytes) -> bool:
     size = len(data)
-    for word in words:
-        pos = data.find(word)
-        while pos != -1:
-            end = pos + len(word)
-            if (pos == 0 or not _is_word_char(data[pos - 1])) and (
-                end == size or not _is_word_char(data[end])
-            ):
-                return True
-            pos = data.find(word, pos + 1)
+    pos = data.find(word)
+    while pos != -1:
+        end = pos + len(word)
+        if (pos == 0 or not _is_word_char(data[pos - 1])) and (end == size or not _is_word_char(data[end])):
+            return True
+        pos = data.find(word, pos + 1)
+    return False
+
+
+def mentions(data: bytes, triggers: list[tuple[bytes, ...]]) -> bool:
+    """Whether `data` spells every word of some trigger (`bytes.find`: far faster than re)."""
+    seen: dict[bytes, bool] = {}
+    for words in triggers:
+        for word in words:
+            found = seen.get(word)
+            if found is None:
+                found = seen[word] = _has_word(data, word)
+            if not found:
+                break
+        else:
+            return True
     return False
 
 
@@ -133,10 +150,16 @@ class ImportGraph:
                 self.importers.setdefault(target, set()).add(name)
 
     def needed(self, seeds: set[str]) -> set[str]:
-        # Every module that leads to a seed (walking import edges backwards) ...
-        reaching = closure(seeds, self.importers)
-        # ... and everything those modules import: the rules look into it.
-        return closure(reaching, self.edges)
+        """Every module connected to a seed by imports, in either direction.
+
+        Forward: the rules look into what a module imports (a helper that loops over the
+        loader it is given, a callee two calls down that all-reduces). Backward: the analysis
+        simulates callees in their callers' context (a DDP-wrapped model passed in) and
+        reports in the callee, and a program that wraps a model makes `backward()` a
+        collective in every module it imports.
+        """
+        both = {name: self.edges.get(name, set()) | self.importers.get(name, set()) for name in self.edges}
+        return closure(seeds, both)
 
     def imported_by(self, names: set[str]) -> set[str]:
         """`names` and everything they import, directly or not."""

@@ -17,7 +17,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _findings(paths: list[Path], *, use_prefilter: bool) -> list[tuple]:
-    result = run([str(p) for p in paths], Settings(), RunOptions(prefilter=use_prefilter))
+    # No neighbour loading: its time budget would make the comparison depend on the machine.
+    options = RunOptions(prefilter=use_prefilter, context_budget=0)
+    result = run([str(p) for p in paths], Settings(), options)
     return [(d.filename, d.location, d.end_location, d.code, d.message) for d in result.diagnostics]
 
 
@@ -78,20 +80,22 @@ def test_findings_through_helpers_and_syntax_errors_survive_the_prefilter(tmp_pa
     assert ("broken.py", "E999") in codes  # skipped by the scan, still reported
 
 
-def test_a_script_importing_a_relevant_helper_is_kept(tmp_path: Path) -> None:
+def test_modules_connected_to_a_trigger_in_either_direction_are_kept(tmp_path: Path) -> None:
     _write(
         tmp_path,
         {
             "pkg/__init__.py": "",
-            "pkg/data.py": "from torch.utils.data import DataLoader\n",
+            "pkg/data.py": "from torch.utils.data import DataLoader\nfrom pkg import util\n",
             "pkg/cli.py": "from . import data\n",
             "pkg/other.py": "import pkg.cli as c\n",
+            "pkg/util.py": "def helper(model): model(1)\n",
+            "pkg/sibling.py": "from .util import helper\n",
             "pkg/alone.py": "import os\n",
         },
     )
     files = sorted(tmp_path.rglob("*.py"))
     kept = {p.name for p in prefilter.select(files, Linter().trigger_names()).kept}
-    assert kept == {"data.py", "cli.py", "other.py", "__init__.py"}
+    assert kept == {"__init__.py", "data.py", "cli.py", "other.py", "util.py", "sibling.py"}
 
 
 def test_a_rule_without_triggers_turns_the_prefilter_off(tmp_path: Path) -> None:
@@ -113,11 +117,14 @@ def test_imports_are_found_in_every_spelling(source: str, module: str, expected:
     assert expected <= prefilter.imported_modules(source.encode(), module, False)
 
 
-def test_triggers_are_whole_words() -> None:
-    words = prefilter.trigger_words(["torch.utils.data.DataLoader"])
-    assert prefilter.mentions(b"x = DataLoader(ds)", words)
-    assert not prefilter.mentions(b"x = MyDataLoaderFactory(ds)", words)
-    assert not prefilter.mentions(b"DataLoaders are iterables", words)
+def test_triggers_are_whole_words_and_every_part_of_a_qualified_name() -> None:
+    words = prefilter.trigger_words(["torch.utils.data.DataLoader", "barrier"])
+    assert prefilter.mentions(b"from torch.utils.data import DataLoader", words)
+    assert prefilter.mentions(b"import torch.utils.data as tud\ntud.DataLoader(ds)", words)
+    assert not prefilter.mentions(b"x = DataLoader(ds)", words)  # some other DataLoader
+    assert not prefilter.mentions(b"import torch.utils.data\nMyDataLoaderFactory(ds)", words)
+    assert prefilter.mentions(b"trainer.strategy.barrier()", words)
+    assert not prefilter.mentions(b"threading.Barrier(2)", words)
 
 
 def test_fixtures_give_the_same_findings_with_and_without_the_prefilter() -> None:
