@@ -31,11 +31,18 @@ _NAME = re.compile(rb"[\w.]+")
 def trigger_words(names: Iterable[str]) -> list[tuple[bytes, ...]]:
     """Each trigger as the words it is spelled with: a qualified name needs every dotted part.
 
-    Python code names `torch.distributed.all_reduce` only through an import that spells
+    A name starting with `*` is looked for as plain text. Python code names
+    `torch.distributed.all_reduce` only through an import that spells
     `torch` and `distributed` and a use that spells `all_reduce` (a project module re-exporting
     it spells them itself, and is connected to its users by the import graph).
     """
-    return sorted({tuple(part.encode() for part in name.split(".") if part) for name in names if name})
+    out = set()
+    for name in names:
+        if name.startswith("*"):
+            out.add((b"*" + name[1:].encode(),))  # plain text, anywhere
+        elif name:
+            out.add(tuple(part.encode() for part in name.split(".") if part))
+    return sorted(out)
 
 
 def _is_word_char(byte: int) -> bool:
@@ -60,7 +67,7 @@ def mentions(data: bytes, triggers: list[tuple[bytes, ...]]) -> bool:
         for word in words:
             found = seen.get(word)
             if found is None:
-                found = seen[word] = _has_word(data, word)
+                found = seen[word] = word[1:] in data if word[:1] == b"*" else _has_word(data, word)
             if not found:
                 break
         else:

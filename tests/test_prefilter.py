@@ -118,12 +118,13 @@ def test_imports_are_found_in_every_spelling(source: str, module: str, expected:
 
 
 def test_triggers_are_whole_words_and_every_part_of_a_qualified_name() -> None:
-    words = prefilter.trigger_words(["torch.utils.data.DataLoader", "barrier"])
+    words = prefilter.trigger_words(["torch.utils.data.DataLoader", "*strategy.barrier"])
     assert prefilter.mentions(b"from torch.utils.data import DataLoader", words)
     assert prefilter.mentions(b"import torch.utils.data as tud\ntud.DataLoader(ds)", words)
     assert not prefilter.mentions(b"x = DataLoader(ds)", words)  # some other DataLoader
     assert not prefilter.mentions(b"import torch.utils.data\nMyDataLoaderFactory(ds)", words)
     assert prefilter.mentions(b"trainer.strategy.barrier()", words)
+    assert prefilter.mentions(b"self._strategy.barrier()", words)
     assert not prefilter.mentions(b"threading.Barrier(2)", words)
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from ddplint import catalogue as cat
 
 # Spelled by the simulator itself rather than the catalogue (see simulate.py: `_method`, `name`).
-_SIMULATOR_WORDS = frozenset({"accelerator", "barrier", "sync_dist"})
+# A leading `*` asks for the text anywhere (`trainer.strategy.barrier()`, `self._strategy.barrier()`).
+_SIMULATOR_WORDS = frozenset({"accelerator", "sync_dist", "*strategy.barrier"})
 
 
 def collective_triggers() -> frozenset[str]:
@@ -24,7 +25,7 @@ def collective_triggers() -> frozenset[str]:
             *cat.OTHER_COLLECTIVES,
             *cat.DDP_WRAPPERS,
             *cat.DISTRIBUTED_ENGINES,
-            *cat.LIGHTNING_COLLECTIVES,
+            *(f"*self.{method}" for method in cat.LIGHTNING_COLLECTIVES),
             *_SIMULATOR_WORDS,
         }
     )
