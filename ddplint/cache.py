@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ddplint import __version__
@@ -61,6 +61,8 @@ class Entry:
     parses: bool | None = None  # CPython's parser accepts it (asked only for skipped files)
     key: str | None = None  # what `diagnostics` were computed under
     diagnostics: list[Diagnostic] | None = None
+    # (path, content hash) of the modules outside the run read as context for the findings.
+    context: list[tuple[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         scan = (
@@ -75,6 +77,7 @@ class Entry:
             "parses": self.parses,
             "key": self.key,
             "diagnostics": found,
+            "context": [list(pair) for pair in self.context],
         }
 
     @classmethod
@@ -87,6 +90,7 @@ class Entry:
             parses=data.get("parses"),
             key=data.get("key"),
             diagnostics=None if found is None else [_diagnostic_from_json(d) for d in found],
+            context=[(str(a), str(b)) for a, b in data.get("context", [])],
         )
 
 

@@ -77,6 +77,7 @@ def _tolerant_output() -> None:
 @click.option("--show-fixes", is_flag=True, help="List what `--fix` fixed, per file and code.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of internal errors.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write `.ddplint_cache/`.")
 @click.option(
     "--no-prefilter", is_flag=True, hidden=True, help="Parse every file, even those no rule can fire in."
 )
@@ -98,6 +99,7 @@ def check(
     quiet: bool,
     verbose: bool,
     no_prefilter: bool,
+    no_cache: bool,
 ) -> None:
     """Check PATHS (files or folders; default: the current folder; `-`: stdin)."""
     reading_stdin = list(paths) == ["-"] or (stdin_filename is not None and not paths)
@@ -133,6 +135,7 @@ def check(
         diff=diff,
         force_exclude=force_exclude,
         prefilter=not no_prefilter,
+        cache=not no_cache,
     )
     result = run(targets, settings, options)
     diagnostics = result.diagnostics

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ddplint import prefilter
+from ddplint import incremental, prefilter
+from ddplint.cache import Cache, settings_key
 from ddplint.config import Settings
 from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
 from ddplint.discovery import discover
@@ -32,6 +33,8 @@ class RunOptions:
     context_budget: float = DEFAULT_BUDGET
     # Skip files no finding can involve (see ddplint.prefilter); off only to prove it invisible.
     prefilter: bool = True
+    # Reuse findings from `.ddplint_cache/` (see ddplint.incremental); the command line turns it on.
+    cache: bool = False
 
 
 @dataclass
@@ -66,7 +69,16 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
     for given, reason in found.errors:
         result.files.append(FileResult(given, [input_error(IO_ERROR, given, reason)]))
     loaded = []
-    files = select_files(found.files, linter) if options.prefilter else found.files
+    cache = _cache_for(linter, options)
+    planned = None
+    if cache is not None:
+        planned = incremental.plan(found.files, linter, cache, use_prefilter=options.prefilter)
+        files = planned.load
+        for path, diagnostics in planned.cached.items():
+            result.files.append(FileResult(str(path), _revived(path, diagnostics)))
+    else:
+        files = select_files(found.files, linter) if options.prefilter else found.files
+    by_name = {str(path): path for path in files}
     with collector_paused():
         for path in files:
             filename = str(path)
@@ -74,16 +86,47 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
                 facts = linter.load(filename)
             except LoadError as exc:
                 result.files.append(FileResult(filename, [exc.diagnostic]))
+                if planned is not None:
+                    incremental.record(cache, planned, path, [exc.diagnostic], [])
                 continue
             linter.project.add(facts)
             loaded.append(facts)
         result.checked = len(found.files)
         if options.context_budget > 0:
             load_neighbours(linter, loaded, options.context_budget)
+        context = None
         for facts in loaded:
-            result.files.append(check_one(linter, facts, options))
+            path = by_name[facts.filename]
+            if planned is not None and path not in planned.check:
+                continue  # read only for what its neighbours' analysis needs
+            checked = check_one(linter, facts, options)
+            result.files.append(checked)
+            if planned is not None:
+                if context is None:
+                    context = incremental.context_of([n for n in linter.project.files if n not in by_name])
+                incremental.record(cache, planned, path, checked.diagnostics, context)
     result.files.sort(key=lambda f: f.filename)
     return result
+
+
+def _cache_for(linter: Linter, options: RunOptions) -> Cache | None:
+    if not options.cache or options.fix or options.diff:
+        return None  # fixes rewrite files: always computed afresh
+    return Cache(linter.settings.root, settings_key(linter.settings, linter.codes))
+
+
+def _revived(path: Path, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Cached findings, named as this run names the file, with its text for snippets."""
+    if not diagnostics:
+        return []
+    try:
+        source = read_source(str(path))
+    except LoadError:
+        source = None
+    for d in diagnostics:
+        d.filename = str(path)
+        d.source = source
+    return diagnostics
 
 
 @contextmanager
