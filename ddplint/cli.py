@@ -77,6 +77,13 @@ def _tolerant_output() -> None:
 @click.option("--show-fixes", is_flag=True, help="List what `--fix` fixed, per file and code.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of internal errors.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Worker processes, each checking whole groups of modules that import each other "
+    "(default: the CPU count).",
+)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write `.ddplint_cache/`.")
 @click.option(
     "--no-prefilter", is_flag=True, hidden=True, help="Parse every file, even those no rule can fire in."
@@ -100,6 +107,7 @@ def check(
     verbose: bool,
     no_prefilter: bool,
     no_cache: bool,
+    jobs: int | None,
 ) -> None:
     """Check PATHS (files or folders; default: the current folder; `-`: stdin)."""
     reading_stdin = list(paths) == ["-"] or (stdin_filename is not None and not paths)
@@ -136,6 +144,7 @@ def check(
         force_exclude=force_exclude,
         prefilter=not no_prefilter,
         cache=not no_cache,
+        jobs=jobs,
     )
     result = run(targets, settings, options)
     diagnostics = result.diagnostics

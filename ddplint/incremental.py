@@ -27,6 +27,8 @@ class Plan:
     cached: dict[Path, list[Diagnostic]] = field(default_factory=dict)
     keys: dict[Path, str] = field(default_factory=dict)
     entries: dict[Path, Entry] = field(default_factory=dict)
+    modules: dict[Path, str] = field(default_factory=dict)
+    graph: prefilter.ImportGraph | None = None
 
 
 def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool) -> Plan:
@@ -64,12 +66,12 @@ def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool
             if path in needed or entry is None:
                 continue
             if entry.parses is None:
-                entry.parses = _parses(path)
+                entry.parses = parses(path)
                 dirty.add(path)
             if not entry.parses:
                 needed.add(path)
     keys = _component_keys(files, modules, contents, graph, linter)
-    result = Plan([], set(), keys=keys, entries=entries)
+    result = Plan([], set(), keys=keys, entries=entries, modules=modules, graph=graph)
     stale_components = set()
     context = _ContextCheck()
     for path in files:
@@ -136,12 +138,7 @@ class _ContextCheck:
 def _component_keys(
     files, modules, contents, graph: prefilter.ImportGraph, linter: Linter
 ) -> dict[Path, str]:
-    both = {n: graph.edges.get(n, set()) | graph.importers.get(n, set()) for n in graph.edges}
-    component: dict[str, str] = {}  # module → the first module of its component
-    for name in sorted(both):
-        if name not in component:
-            for member in prefilter.closure({name}, both):
-                component[member] = name
+    component = graph.components()
     members: dict[str, list[str]] = {}
     for path in files:
         members.setdefault(component[modules[path]], []).append(
@@ -152,7 +149,7 @@ def _component_keys(
     return {path: hashes[component[modules[path]]] for path in files}
 
 
-def _parses(path: Path) -> bool:
+def parses(path: Path) -> bool:
     """Whether a file reads, decodes and parses (CPython's parser: several times cheaper)."""
     try:
         source = read_source(str(path))

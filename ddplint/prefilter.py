@@ -122,6 +122,8 @@ def imported_modules(data: bytes, module_name: str, is_package: bool) -> set[str
 class Selection:
     kept: list[Path]
     skipped: list[Path]
+    modules: dict[Path, str] | None = None
+    graph: ImportGraph | None = None
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,16 @@ class ImportGraph:
         both = {name: self.edges.get(name, set()) | self.importers.get(name, set()) for name in self.edges}
         return closure(seeds, both)
 
+    def components(self) -> dict[str, str]:
+        """Module → a name for its import-connected component (its first module, sorted)."""
+        both = {name: self.edges.get(name, set()) | self.importers.get(name, set()) for name in self.edges}
+        component: dict[str, str] = {}
+        for name in sorted(both):
+            if name not in component:
+                for member in closure({name}, both):
+                    component[member] = name
+        return component
+
     def imported_by(self, names: set[str]) -> set[str]:
         """`names` and everything they import, directly or not."""
         return closure(names, self.edges)
@@ -178,14 +190,15 @@ def module_names(files: list[Path]) -> dict[Path, str]:
     return {path: _module_name(path, packages) for path in files}
 
 
-def select(files: list[Path], trigger_names: Iterable[str] | None) -> Selection:
+def select(files: list[Path], trigger_names: Iterable[str] | None, *, graph: bool = False) -> Selection:
     """Split `files` (order kept) into those the run must parse and those it can skip.
 
-    `trigger_names` None means some enabled rule may fire anywhere: everything is kept.
+    `trigger_names` None means some enabled rule may fire anywhere: everything is kept (and
+    files are scanned only when `graph` asks for the import graph).
     """
-    if trigger_names is None:
+    if trigger_names is None and not graph:
         return Selection(list(files), [])
-    words = trigger_words(trigger_names)
+    words = trigger_words(trigger_names or ())
     modules = module_names(files)
     scans: dict[Path, Scan | None] = {}
     for path in files:
@@ -193,6 +206,8 @@ def select(files: list[Path], trigger_names: Iterable[str] | None) -> Selection:
             scans[path] = scan(path.read_bytes(), modules[path], path.name == "__init__.py", words)
         except OSError:
             scans[path] = None  # unreadable: the full load reports it
+    if trigger_names is None:
+        return Selection(list(files), [], modules, ImportGraph(modules, scans))
     return split(files, modules, scans)
 
 
@@ -202,7 +217,7 @@ def split(files: list[Path], modules: dict[Path, str], scans: dict[Path, Scan | 
     needed = graph.needed(seeds)
     kept = [p for p in files if modules[p] in needed]
     skipped = [p for p in files if modules[p] not in needed]
-    return Selection(kept, skipped)
+    return Selection(kept, skipped, modules, graph)
 
 
 def _module_name(path: Path, packages: dict[Path, str]) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import difflib
 import gc
 import os
@@ -12,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ddplint import incremental, prefilter
+from ddplint import incremental, parallel, prefilter
 from ddplint.cache import Cache, settings_key
 from ddplint.config import Settings
 from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
@@ -35,6 +34,8 @@ class RunOptions:
     prefilter: bool = True
     # Reuse findings from `.ddplint_cache/` (see ddplint.incremental); the command line turns it on.
     cache: bool = False
+    # Worker processes (see ddplint.parallel); None: one per CPU (the command line's default).
+    jobs: int | None = 1
 
 
 @dataclass
@@ -68,17 +69,44 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
     found = discover(paths, settings, force_exclude=options.force_exclude)
     for given, reason in found.errors:
         result.files.append(FileResult(given, [input_error(IO_ERROR, given, reason)]))
-    loaded = []
+    result.checked = len(found.files)
     cache = _cache_for(linter, options)
+    jobs = options.jobs or parallel.default_jobs()
+    workers = jobs > 1 and not (options.fix or options.diff)
     planned = None
+    check: set[Path] | None = None  # None: every loaded file
     if cache is not None:
         planned = incremental.plan(found.files, linter, cache, use_prefilter=options.prefilter)
-        files = planned.load
+        files, check, modules, graph = planned.load, planned.check, planned.modules, planned.graph
         for path, diagnostics in planned.cached.items():
             result.files.append(FileResult(str(path), _revived(path, diagnostics)))
     else:
-        files = select_files(found.files, linter) if options.prefilter else found.files
+        triggers = linter.trigger_names() if options.prefilter else None
+        selection = prefilter.select(found.files, triggers, graph=workers)
+        keep = set(selection.kept)
+        keep.update(path for path in selection.skipped if not incremental.parses(path))
+        files = [path for path in found.files if path in keep]
+        modules, graph = selection.modules, selection.graph
+    groups = [files]
+    if workers and graph is not None and modules is not None:
+        groups = parallel.groups_of(files, modules, graph.components())
+    if len(groups) > 1:
+        by_name = {str(path): path for path in files}
+        for group in parallel.check_groups(settings, options, groups, check, jobs):
+            result.files.extend(group.files)
+            if planned is not None:
+                context = incremental.context_of(group.context)
+                for file in group.files:
+                    incremental.record(cache, planned, by_name[file.filename], file.diagnostics, context)
+    else:
+        _check_in_process(linter, files, check, options, result, cache, planned)
+    result.files.sort(key=lambda f: f.filename)
+    return result
+
+
+def _check_in_process(linter, files, check, options, result, cache, planned) -> None:
     by_name = {str(path): path for path in files}
+    loaded = []
     with collector_paused():
         for path in files:
             filename = str(path)
@@ -91,13 +119,12 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
                 continue
             linter.project.add(facts)
             loaded.append(facts)
-        result.checked = len(found.files)
         if options.context_budget > 0:
             load_neighbours(linter, loaded, options.context_budget)
         context = None
         for facts in loaded:
             path = by_name[facts.filename]
-            if planned is not None and path not in planned.check:
+            if check is not None and path not in check:
                 continue  # read only for what its neighbours' analysis needs
             checked = check_one(linter, facts, options)
             result.files.append(checked)
@@ -105,8 +132,6 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
                 if context is None:
                     context = incremental.context_of([n for n in linter.project.files if n not in by_name])
                 incremental.record(cache, planned, path, checked.diagnostics, context)
-    result.files.sort(key=lambda f: f.filename)
-    return result
 
 
 def _cache_for(linter: Linter, options: RunOptions) -> Cache | None:
@@ -144,25 +169,6 @@ def collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def select_files(files: list[Path], linter: Linter) -> list[Path]:
-    """The files to load, in discovery order: the prefilter's choice, plus every skipped file
-    that does not read or parse, so its E902/E999 is reported as without the prefilter."""
-    selection = prefilter.select(files, linter.trigger_names())
-    keep = set(selection.kept)
-    keep.update(path for path in selection.skipped if not _parses(path))
-    return [path for path in files if path in keep]
-
-
-def _parses(path: Path) -> bool:
-    """Whether a file reads, decodes and parses (CPython's parser: several times cheaper)."""
-    try:
-        source = read_source(str(path))
-        compile(source.text, str(path), "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (LoadError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
