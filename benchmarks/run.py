@@ -1,6 +1,7 @@
 """Lint one real corpus with ddplint and the tools a user would otherwise run; print and save a table.
 
     python benchmarks/run.py                          # torch's distributed code, every tool, 3 runs
+    python benchmarks/run.py --corpus torch-ddp       # a 112-file part of it: TorchFix is slow
     python benchmarks/run.py --corpus torch --corpus stdlib --tools ddplint,flake8,ruff
     python benchmarks/run.py --scaling                # ddplint on the corpus x1, x2, x4
 
@@ -50,11 +51,14 @@ def corpus_roots(name: str) -> tuple[Path, list[Path]]:
     if name == "torch-dist":
         parts = ["distributed", "utils/data", "nn/parallel"]
         return torch_folder(), [Path(p) for p in parts]
+    if name == "torch-ddp":  # small enough for TorchFix and Fixit to run three times
+        parts = ["utils/data", "nn/parallel", "distributed/algorithms", "distributed/fsdp"]
+        return torch_folder(), [Path(p) for p in parts]
     if name == "stdlib":
         return Path(sysconfig.get_paths()["stdlib"]), [Path()]
     path = Path(name)
     if not path.is_dir():
-        sys.exit(f"unknown corpus {name!r}: use torch, torch-dist, stdlib or a folder")
+        sys.exit(f"unknown corpus {name!r}: use torch, torch-dist, torch-ddp, stdlib or a folder")
     return path, [Path()]
 
 
@@ -256,7 +260,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--corpus", action="append", help="torch, torch-dist, stdlib or a folder")
+    parser.add_argument("--corpus", action="append", help="torch, torch-dist, torch-ddp, stdlib or a folder")
     parser.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated, from {', '.join(TOOLS)}")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, help="passed to ddplint as --jobs")
