@@ -48,6 +48,7 @@ PROJECT = {
         loader = DataLoader(range(10), sampler=sampler, shuffle=True)
         """,
     "notes.py": "import json\n",
+    "broken.py": "def f(:\n    pass\n",
 }
 
 
@@ -80,6 +81,7 @@ def test_cached_runs_match_uncached_runs_before_and_after_a_helper_changes(tmp_p
     assert cold == _findings(tmp_path, cache=False)
     assert ("train.py", "DDP001") in {(f, code) for f, _, _, code, _, _ in cold}
     assert "DDP005" not in {code for _, _, _, code, _, _ in cold}
+    assert ("broken.py", "E999") in {(f, code) for f, _, _, code, _, _ in cold}
 
     warm = _findings(tmp_path, cache=True)
     assert warm == cold
