@@ -162,6 +162,7 @@ def _diagnostic_to_json(d: Diagnostic) -> dict:
         "help": d.help,
         "notes": d.notes,
         "severity": d.severity,
+        "detail": d.detail,
     }
 
 
@@ -185,4 +186,5 @@ def _diagnostic_from_json(data: dict) -> Diagnostic:
         help=data["help"],
         notes=list(data["notes"]),
         severity=data["severity"],
+        detail=data.get("detail"),
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ddplint import prefilter
 from ddplint.cache import Cache, Entry, digest, settings_key
-from ddplint.diagnostics import INTERNAL_ERROR, Diagnostic
+from ddplint.diagnostics import Diagnostic
 from ddplint.linter import Linter, LoadError, read_source
 
 
@@ -97,10 +97,11 @@ def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool
 def record(
     cache: Cache, plan: Plan, path: Path, diagnostics: list[Diagnostic], context: list[tuple[str, str]]
 ) -> None:
-    """Store a checked file's findings under its key (not when ddplint itself failed), with
-    the modules from outside the run that were read around it."""
+    """Store a checked file's findings under its key, with the modules from outside the run
+    that were read around it. An internal error is stored too: the same version of ddplint
+    fails the same way, and one failing file must not make its whole group stale."""
     entry = plan.entries.get(path)
-    if entry is None or any(d.code == INTERNAL_ERROR for d in diagnostics):
+    if entry is None:
         return
     entry.key = plan.keys[path]
     entry.diagnostics = diagnostics
