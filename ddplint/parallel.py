@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ddplint.config import Settings
 from ddplint.diagnostics import Diagnostic
-from ddplint.linter import FileResult, Linter, LoadError
+from ddplint.linter import FileResult, Linter, LoadError, internal_error
 
 
 @dataclass
@@ -52,7 +52,7 @@ def _size(path: Path) -> int:
 def check_group(settings: Settings, options, paths: list[str], check: set[str] | None) -> GroupResult:
     """Load, analyse and check one group; `check` None means every file of it."""
     from ddplint.neighbours import load_neighbours
-    from ddplint.runner import check_one, collector_paused
+    from ddplint.runner import _check_guarded, collector_paused
 
     linter = Linter(settings)
     out = GroupResult()
@@ -61,16 +61,19 @@ def check_group(settings: Settings, options, paths: list[str], check: set[str] |
         for filename in paths:
             try:
                 facts = linter.load(filename)
+                linter.project.add(facts)
             except LoadError as exc:
                 out.files.append(FileResult(filename, [exc.diagnostic]))
                 continue
-            linter.project.add(facts)
+            except Exception:  # a bug of ours: report it, go on with the other files
+                out.files.append(FileResult(filename, [internal_error(filename, "reading the module")]))
+                continue
             loaded.append(facts)
         if options.context_budget > 0:
             load_neighbours(linter, loaded, options.context_budget)
         for facts in loaded:
             if check is None or facts.filename in check:
-                out.files.append(check_one(linter, facts, options))
+                out.files.append(_check_guarded(linter, facts, options))
     given = set(paths)
     out.context = sorted(name for name in linter.project.files if name not in given)
     return out

@@ -17,7 +17,7 @@ from ddplint.config import Settings
 from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
 from ddplint.discovery import discover
 from ddplint.fixer import fix_module, write_atomically
-from ddplint.linter import FileResult, Linter, LoadError, read_source
+from ddplint.linter import FileResult, Linter, LoadError, internal_error, read_source
 from ddplint.neighbours import DEFAULT_BUDGET, load_neighbours
 
 
@@ -112,12 +112,15 @@ def _check_in_process(linter, files, check, options, result, cache, planned) -> 
             filename = str(path)
             try:
                 facts = linter.load(filename)
+                linter.project.add(facts)
             except LoadError as exc:
                 result.files.append(FileResult(filename, [exc.diagnostic]))
                 if planned is not None:
                     incremental.record(cache, planned, path, [exc.diagnostic], [])
                 continue
-            linter.project.add(facts)
+            except Exception:  # a bug of ours: report it, go on with the other files
+                result.files.append(FileResult(filename, [internal_error(filename, "reading the module")]))
+                continue
             loaded.append(facts)
         if options.context_budget > 0:
             load_neighbours(linter, loaded, options.context_budget)
@@ -126,12 +129,20 @@ def _check_in_process(linter, files, check, options, result, cache, planned) -> 
             path = by_name[facts.filename]
             if check is not None and path not in check:
                 continue  # read only for what its neighbours' analysis needs
-            checked = check_one(linter, facts, options)
+            checked = _check_guarded(linter, facts, options)
             result.files.append(checked)
             if planned is not None:
                 if context is None:
                     context = incremental.context_of([n for n in linter.project.files if n not in by_name])
                 incremental.record(cache, planned, path, checked.diagnostics, context)
+
+
+def _check_guarded(linter: Linter, facts, options: RunOptions) -> FileResult:
+    try:
+        return check_one(linter, facts, options)
+    except Exception:  # a bug of ours: report it, go on with the other files
+        where = "fixing" if options.fix or options.diff else "checking"
+        return FileResult(facts.filename, [internal_error(facts.filename, where)], facts)
 
 
 def _cache_for(linter: Linter, options: RunOptions) -> Cache | None:
