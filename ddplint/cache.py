@@ -13,6 +13,7 @@ each see whole entries, the newer one winning.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -42,16 +43,9 @@ def digest(*parts: str | bytes) -> str:
 
 
 def settings_key(settings: Settings, codes: frozenset[str]) -> str:
-    """Everything in the settings that can change a finding."""
-    data = {
-        "codes": sorted(codes),
-        "per_file_ignores": settings.per_file_ignores,
-        "collectives": settings.collectives,
-        "rank_predicates": settings.rank_predicates,
-        "exclude": settings.exclude + settings.extend_exclude,
-        "root": str(settings.root.resolve()),
-    }
-    return digest(json.dumps(data, sort_keys=True))
+    """Every setting (any of them can change a finding or which files are read) and the codes."""
+    data = {"codes": sorted(codes), **dataclasses.asdict(settings)}
+    return digest(json.dumps(data, sort_keys=True, default=str))
 
 
 @dataclass

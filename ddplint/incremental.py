@@ -66,7 +66,7 @@ def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool
             if path in needed or entry is None:
                 continue
             if entry.parses is None:
-                entry.parses = parses(path)
+                entry.parses = parses(path, linter.settings.max_file_size)
                 dirty.add(path)
             if not entry.parses:
                 needed.add(path)
@@ -150,10 +150,11 @@ def _component_keys(
     return {path: hashes[component[modules[path]]] for path in files}
 
 
-def parses(path: Path) -> bool:
-    """Whether a file reads, decodes and parses (CPython's parser: several times cheaper)."""
+def parses(path: Path, max_bytes: int = 0) -> bool:
+    """Whether a file reads (within the size limit), decodes and parses (CPython's parser:
+    several times cheaper)."""
     try:
-        source = read_source(str(path))
+        source = read_source(str(path), None, max_bytes)
         compile(source.text, str(path), "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (LoadError, SyntaxError, ValueError, RecursionError, MemoryError):
         return False

@@ -84,7 +84,9 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
         triggers = linter.trigger_names() if options.prefilter else None
         selection = prefilter.select(found.files, triggers, graph=workers)
         keep = set(selection.kept)
-        keep.update(path for path in selection.skipped if not incremental.parses(path))
+        keep.update(
+            path for path in selection.skipped if not incremental.parses(path, settings.max_file_size)
+        )
         files = [path for path in found.files if path in keep]
         modules, graph = selection.modules, selection.graph
     groups = [files]
