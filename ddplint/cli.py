@@ -77,6 +77,17 @@ def _tolerant_output() -> None:
 @click.option("--show-fixes", is_flag=True, help="List what `--fix` fixed, per file and code.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of internal errors.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Worker processes, each checking whole groups of modules that import each other "
+    "(default: the CPU count).",
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write `.ddplint_cache/`.")
+@click.option(
+    "--no-prefilter", is_flag=True, hidden=True, help="Parse every file, even those no rule can fire in."
+)
 def check(
     paths: tuple[str, ...],
     output_format: str,
@@ -94,6 +105,9 @@ def check(
     show_fixes: bool,
     quiet: bool,
     verbose: bool,
+    no_prefilter: bool,
+    no_cache: bool,
+    jobs: int | None,
 ) -> None:
     """Check PATHS (files or folders; default: the current folder; `-`: stdin)."""
     reading_stdin = list(paths) == ["-"] or (stdin_filename is not None and not paths)
@@ -124,7 +138,13 @@ def check(
     if missing and len(missing) == len(targets):
         _fail(f"no such file or directory: {', '.join(missing)}")
     options = RunOptions(
-        fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff, force_exclude=force_exclude
+        fix=fix and not diff,
+        unsafe_fixes=unsafe_fixes,
+        diff=diff,
+        force_exclude=force_exclude,
+        prefilter=not no_prefilter,
+        cache=not no_cache,
+        jobs=jobs,
     )
     result = run(targets, settings, options)
     diagnostics = result.diagnostics

@@ -131,6 +131,16 @@ class Linter:
         # Off for flake8's --disable-noqa: suppression comments are ignored.
         self.honour_noqa = True
 
+    def trigger_names(self) -> set[str] | None:
+        """What the prefilter looks for: every enabled rule's triggers and the configured
+        collectives and rank predicates; None when some enabled rule may fire anywhere."""
+        names = set(self.settings.collectives) | set(self.settings.rank_predicates)
+        for rule in self.rules:
+            if rule.triggers is None:
+                return None
+            names |= rule.triggers
+        return names
+
     def facts_for(self, source: Source, module_name: str | None = None) -> ModuleFacts:
         tree = parse_source(source)
         path = Path(source.filename)

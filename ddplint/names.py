@@ -59,6 +59,15 @@ def module_name_for(path: Path) -> str:
     return ".".join(reversed(parts)) or path.stem
 
 
+def relative_base(module_name: str, is_package: bool, level: int) -> str:
+    """The package a relative import with `level` dots starts from, inside `module_name`."""
+    parts = module_name.split(".") if module_name else []
+    drop = level - 1 if is_package else level
+    if drop > len(parts):
+        return ""
+    return ".".join(parts[: len(parts) - drop]) if drop else ".".join(parts)
+
+
 class ImportMap:
     """Local name → qualified name, from every import statement in a module."""
 
@@ -68,11 +77,7 @@ class ImportMap:
         self.aliases: dict[str, str] = {}
 
     def _package(self, level: int) -> str:
-        parts = self.module_name.split(".") if self.module_name else []
-        drop = level - 1 if self.is_package else level
-        if drop > len(parts):
-            return ""
-        return ".".join(parts[: len(parts) - drop]) if drop else ".".join(parts)
+        return relative_base(self.module_name, self.is_package, level)
 
     def add(self, stmt: cst.Import | cst.ImportFrom, *, override: bool = True) -> None:
         if isinstance(stmt, cst.Import):

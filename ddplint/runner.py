@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import difflib
+import gc
 import os
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ddplint import incremental, parallel, prefilter
+from ddplint.cache import Cache, settings_key
 from ddplint.config import Settings
 from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
 from ddplint.discovery import discover
 from ddplint.fixer import fix_module, write_atomically
-from ddplint.linter import FileResult, Linter, LoadError, internal_error
+from ddplint.linter import FileResult, Linter, LoadError, internal_error, read_source
 from ddplint.neighbours import DEFAULT_BUDGET, load_neighbours
 
 
@@ -25,6 +30,12 @@ class RunOptions:
     # Seconds for reading the project modules around the checked files that the run does not
     # include (pre-commit passes only the changed files); 0 turns it off.
     context_budget: float = DEFAULT_BUDGET
+    # Skip files no finding can involve (see ddplint.prefilter); off only to prove it invisible.
+    prefilter: bool = True
+    # Reuse findings from `.ddplint_cache/` (see ddplint.incremental); the command line turns it on.
+    cache: bool = False
+    # Worker processes (see ddplint.parallel); None: one per CPU (the command line's default).
+    jobs: int | None = 1
 
 
 @dataclass
@@ -58,31 +69,119 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
     found = discover(paths, settings, force_exclude=options.force_exclude)
     for given, reason in found.errors:
         result.files.append(FileResult(given, [input_error(IO_ERROR, given, reason)]))
-    loaded = []
-    for path in found.files:
-        filename = str(path)
-        try:
-            facts = linter.load(filename)
-            linter.project.add(facts)
-        except LoadError as exc:
-            result.files.append(FileResult(filename, [exc.diagnostic]))
-            continue
-        except Exception:  # a bug of ours: report it, go on with the other files
-            result.files.append(FileResult(filename, [internal_error(filename, "reading the module")]))
-            continue
-        loaded.append(facts)
     result.checked = len(found.files)
-    if options.context_budget > 0:
-        load_neighbours(linter, loaded, options.context_budget)
-    for facts in loaded:
-        try:
-            result.files.append(check_one(linter, facts, options))
-        except Exception:
-            where = "fixing" if options.fix or options.diff else "checking"
-            error = internal_error(facts.filename, where)
-            result.files.append(FileResult(facts.filename, [error], facts))
+    cache = _cache_for(linter, options)
+    jobs = options.jobs or parallel.default_jobs()
+    workers = jobs > 1 and not (options.fix or options.diff)
+    planned = None
+    check: set[Path] | None = None  # None: every loaded file
+    if cache is not None:
+        planned = incremental.plan(found.files, linter, cache, use_prefilter=options.prefilter)
+        files, check, modules, graph = planned.load, planned.check, planned.modules, planned.graph
+        for path, diagnostics in planned.cached.items():
+            result.files.append(FileResult(str(path), _revived(path, diagnostics)))
+    else:
+        triggers = linter.trigger_names() if options.prefilter else None
+        selection = prefilter.select(found.files, triggers, graph=workers)
+        keep = set(selection.kept)
+        keep.update(
+            path for path in selection.skipped if not incremental.parses(path, settings.max_file_size)
+        )
+        files = [path for path in found.files if path in keep]
+        modules, graph = selection.modules, selection.graph
+    groups = [files]
+    if workers and graph is not None and modules is not None:
+        groups = parallel.groups_of(files, modules, graph.components())
+    if len(groups) > 1:
+        by_name = {str(path): path for path in files}
+        for group in parallel.check_groups(settings, options, groups, check, jobs):
+            result.files.extend(group.files)
+            if planned is not None:
+                context = incremental.context_of(group.context)
+                for file in group.files:
+                    incremental.record(cache, planned, by_name[file.filename], file.diagnostics, context)
+    else:
+        _check_in_process(linter, files, check, options, result, cache, planned)
     result.files.sort(key=lambda f: f.filename)
     return result
+
+
+def _check_in_process(linter, files, check, options, result, cache, planned) -> None:
+    by_name = {str(path): path for path in files}
+    loaded = []
+    with collector_paused():
+        for path in files:
+            filename = str(path)
+            try:
+                facts = linter.load(filename)
+                linter.project.add(facts)
+            except LoadError as exc:
+                result.files.append(FileResult(filename, [exc.diagnostic]))
+                if planned is not None:
+                    incremental.record(cache, planned, path, [exc.diagnostic], [])
+                continue
+            except Exception:  # a bug of ours: report it, go on with the other files
+                result.files.append(FileResult(filename, [internal_error(filename, "reading the module")]))
+                continue
+            loaded.append(facts)
+        if options.context_budget > 0:
+            load_neighbours(linter, loaded, options.context_budget)
+        context = None
+        for facts in loaded:
+            path = by_name[facts.filename]
+            if check is not None and path not in check:
+                continue  # read only for what its neighbours' analysis needs
+            checked = _check_guarded(linter, facts, options)
+            result.files.append(checked)
+            if planned is not None:
+                if context is None:
+                    context = incremental.context_of([n for n in linter.project.files if n not in by_name])
+                incremental.record(cache, planned, path, checked.diagnostics, context)
+
+
+def _check_guarded(linter: Linter, facts, options: RunOptions) -> FileResult:
+    try:
+        return check_one(linter, facts, options)
+    except Exception:  # a bug of ours: report it, go on with the other files
+        where = "fixing" if options.fix or options.diff else "checking"
+        return FileResult(facts.filename, [internal_error(facts.filename, where)], facts)
+
+
+def _cache_for(linter: Linter, options: RunOptions) -> Cache | None:
+    if not options.cache or options.fix or options.diff:
+        return None  # fixes rewrite files: always computed afresh
+    return Cache(linter.settings.root, settings_key(linter.settings, linter.codes))
+
+
+def _revived(path: Path, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Cached findings, named as this run names the file, with its text for snippets."""
+    if not diagnostics:
+        return []
+    try:
+        source = read_source(str(path))
+    except LoadError:
+        source = None
+    for d in diagnostics:
+        d.filename = str(path)
+        d.source = source
+    return diagnostics
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Keep Python's cycle collector out of the way while trees are built and held.
+
+    Parsing allocates millions of acyclic nodes; every collection walks all those alive, a
+    third of parse time on large runs. Trees stay alive until the run ends, so there is
+    nothing for the collector to find meanwhile.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
@@ -100,7 +199,7 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
         _nothing_written(linter, facts, result)
     elif changed and options.fix:
         path = Path(facts.filename)
-        if is_read_only(path):
+        if not os.access(path, os.W_OK):
             _nothing_written(linter, facts, result)
             result.diagnostics.append(
                 input_error(IO_ERROR, facts.filename, "cannot write fixes: file is read-only")
@@ -123,15 +222,6 @@ def _nothing_written(linter: Linter, facts, result: FileResult) -> None:
     result.diagnostics = linter.check(facts)
     result.fixed_count = 0
     result.fixed_codes = Counter()
-
-
-def is_read_only(path: Path) -> bool:
-    """No write permission for us, or no write bit at all: root may write, but should not."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return False  # the write itself reports the problem
-    return not os.access(path, os.W_OK) or not mode & 0o222
 
 
 def unified_diff(filename: str, old: str, new: str) -> str:

@@ -23,6 +23,10 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]  # one line, for listings and SARIF shortDescription
     fix_applicability: ClassVar[Applicability | None] = None
+    # Qualified names of the library calls a finding needs: the file, or a project module it
+    # imports (transitively), must spell one of them. The prefilter skips files that cannot
+    # reach any; None means the rule may fire anywhere, which turns the prefilter off.
+    triggers: ClassVar[frozenset[str] | None] = None
 
     def check(self, ctx: Context) -> None:
         raise NotImplementedError  # every concrete rule overrides it

@@ -26,6 +26,7 @@ class ShuffleWithSampler(Rule):
     name = "shuffle-with-sampler"
     summary = "`DataLoader` given `shuffle=True` together with a sampler or batch sampler"
     fix_applicability = Applicability.SAFE
+    triggers = frozenset({DATALOADER})
 
     def check(self, ctx: Context) -> None:
         facts = ctx.facts

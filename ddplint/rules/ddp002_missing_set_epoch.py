@@ -88,6 +88,7 @@ class MissingSetEpoch(Rule):
     name = "missing-set-epoch"
     summary = "shuffling `DistributedSampler` iterated across epochs without `set_epoch`"
     fix_applicability = Applicability.SAFE
+    triggers = frozenset({SAMPLER})
 
     def check(self, ctx: Context) -> None:
         facts = ctx.facts

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ddplint.diagnostics import Applicability, Fix
 from ddplint.divergence.analysis import Finding, ops_label
+from ddplint.divergence.triggers import collective_triggers
 from ddplint.rules.base import Context
 from ddplint.rules.divergence_base import DivergenceRule
 
@@ -13,6 +14,7 @@ class UnevenRankData(DivergenceRule):
     name = "uneven-rank-data"
     summary = "data split per rank without padding, iterated by a loop that calls collectives"
     fix_applicability = Applicability.DISPLAY_ONLY
+    triggers = collective_triggers()
 
     def check(self, ctx: Context) -> None:
         for finding in self.findings(ctx):

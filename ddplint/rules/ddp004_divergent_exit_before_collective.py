@@ -7,6 +7,7 @@ import libcst as cst
 from ddplint.catalogue import DDP_WRAPPERS
 from ddplint.diagnostics import Applicability
 from ddplint.divergence.analysis import Finding, ops_label
+from ddplint.divergence.triggers import collective_triggers
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context
 from ddplint.rules.divergence_base import DivergenceRule, quoted, where
@@ -17,6 +18,7 @@ class DivergentExitBeforeCollective(DivergenceRule):
     name = "divergent-exit-before-collective"
     summary = "a data-dependent `continue`/`break`/`return` or branch before a collective"
     fix_applicability = Applicability.UNSAFE
+    triggers = collective_triggers()
 
     def check(self, ctx: Context) -> None:
         for finding in self.findings(ctx):

@@ -7,6 +7,7 @@ import libcst as cst
 from ddplint.diagnostics import Applicability, Edit
 from ddplint.divergence.analysis import Finding, ops_label
 from ddplint.divergence.seq import Op
+from ddplint.divergence.triggers import collective_triggers
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context
 from ddplint.rules.divergence_base import DivergenceRule, quoted, where
@@ -22,6 +23,7 @@ class CollectiveInRankBranch(DivergenceRule):
     name = "collective-in-rank-branch"
     summary = "a collective, directly or through a called function, reached by one rank class only"
     fix_applicability = Applicability.UNSAFE
+    triggers = collective_triggers()
 
     def check(self, ctx: Context) -> None:
         for finding in self.findings(ctx):

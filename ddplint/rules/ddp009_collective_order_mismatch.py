@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ddplint.diagnostics import Applicability
 from ddplint.divergence.analysis import Finding, op_label
+from ddplint.divergence.triggers import collective_triggers
 from ddplint.rules.base import Context
 from ddplint.rules.divergence_base import DivergenceRule
 
@@ -13,6 +14,7 @@ class CollectiveOrderMismatch(DivergenceRule):
     name = "collective-order-mismatch"
     summary = "both rank classes call collectives, but different ones or in another order"
     fix_applicability = Applicability.DISPLAY_ONLY
+    triggers = collective_triggers()
 
     def check(self, ctx: Context) -> None:
         for finding in self.findings(ctx):

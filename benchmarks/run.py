@@ -1,0 +1,319 @@
+"""Lint one real corpus with ddplint and the tools a user would otherwise run; print and save a table.
+
+    python benchmarks/run.py                          # torch's distributed code, every tool, 3 runs
+    python benchmarks/run.py --corpus torch-ddp       # a 112-file part of it: TorchFix is slow
+    python benchmarks/run.py --corpus torch --corpus stdlib --tools ddplint,flake8,ruff
+    python benchmarks/run.py --scaling                # ddplint on the corpus x1, x2, x4
+
+Each comparison tool gets its own virtual environment under --venvs (built when missing: their pins
+conflict, TorchFix needs libcst < 1.6). ddplint runs from the interpreter running this script.
+Corpora are copied (`.py` files only) into a temporary folder first: some tools skip anything
+under `site-packages`, and the copies make the scaling run possible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from measure import run_measured
+
+HERE = Path(__file__).parent
+TOOLS = ("ddplint", "ddplint-warm", "torchfix", "fixit", "flake8", "ruff")
+# Packages installed into each tool's own environment.
+PACKAGES = {"torchfix": ["torchfix"], "fixit": ["fixit"], "flake8": ["flake8"], "ruff": ["ruff"]}
+
+
+def torch_folder() -> Path:
+    spec = importlib.util.find_spec("torch")  # found, never imported
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("torch is not installed: pick another --corpus")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def corpus_roots(name: str) -> tuple[Path, list[Path]]:
+    """The folder a corpus lives in, and the parts of it to lint (relative paths)."""
+    if name == "torch":
+        return torch_folder(), [Path()]
+    if name == "torch-dist":
+        parts = ["distributed", "utils/data", "nn/parallel"]
+        return torch_folder(), [Path(p) for p in parts]
+    if name == "torch-ddp":  # small enough for TorchFix and Fixit to run three times
+        parts = ["utils/data", "nn/parallel", "distributed/algorithms", "distributed/fsdp"]
+        return torch_folder(), [Path(p) for p in parts]
+    if name == "stdlib":
+        return Path(sysconfig.get_paths()["stdlib"]), [Path()]
+    path = Path(name)
+    if not path.is_dir():
+        sys.exit(f"unknown corpus {name!r}: use torch, torch-dist, torch-ddp, stdlib or a folder")
+    return path, [Path()]
+
+
+def copy_corpus(base: Path, parts: list[Path], dest: Path) -> int:
+    """Copy the `.py` files of `parts` of `base` into `dest/<base name>`, keeping packages whole.
+
+    The `__init__.py` of every package between `base` and a part comes along, so module names
+    (and imports between the corpus's own modules) stay what they were.
+    """
+    count = 0
+    top = dest / base.name
+    for part in parts:
+        for depth in range(len(part.parts)):
+            init = base.joinpath(*part.parts[:depth], "__init__.py")
+            target = top.joinpath(*part.parts[:depth], "__init__.py")
+            if init.is_file() and not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(init, target)
+                count += 1
+        for folder, dirs, files in os.walk(base / part):
+            dirs[:] = sorted(d for d in dirs if d not in ("site-packages", "__pycache__"))
+            for name in files:
+                if name.endswith(".py"):
+                    source = Path(folder) / name
+                    target = top / source.relative_to(base)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(source, target)
+                    count += 1
+    return count
+
+
+def python_files(folder: Path) -> list[str]:
+    return sorted(str(p) for p in folder.rglob("*.py"))
+
+
+@dataclass
+class Row:
+    corpus: str
+    tool: str
+    version: str
+    files: int
+    runs: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    peak_rss_mb: float = 0.0
+    exit_codes: list[int] = field(default_factory=list)
+    ratio: float | None = None  # median seconds / ddplint cold median seconds, same run
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.runs) if self.runs else float("nan")
+
+    @property
+    def median_cpu(self) -> float:
+        return statistics.median(self.cpu) if self.cpu else float("nan")
+
+    @property
+    def files_per_second(self) -> float:
+        return self.files / self.median if self.runs else float("nan")
+
+
+def ensure_venv(venvs: Path, tool: str) -> Path:
+    """The tool's own environment, created and filled on first use."""
+    env = venvs / tool
+    binary = env / "bin" / tool
+    if not binary.exists():
+        print(f"building the {tool} environment in {env} ...", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(env)], check=True)
+        pip = [str(env / "bin" / "python"), "-m", "pip", "install", "-q"]
+        subprocess.run([*pip, *PACKAGES[tool]], check=True)
+    return env / "bin"
+
+
+def tool_version(argv: list[str]) -> str:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    text = (out.stdout or out.stderr).strip()
+    # "ruff 0.6.1", "fixit, version 2.1.0", "7.1.1 (mccabe: ...) CPython ...": keep the number.
+    words = text.split()
+    return next((w.strip(",") for w in words if w[:1].isdigit()), text[:20] or "?")
+
+
+def ddplint_supports(option: str) -> bool:
+    out = subprocess.run([sys.executable, "-m", "ddplint", "check", "--help"], capture_output=True, text=True)
+    return option in out.stdout
+
+
+def commands(tool: str, venvs: Path, files: list[str], jobs: int | None) -> list[str]:
+    if tool.startswith("ddplint"):
+        argv = [sys.executable, "-m", "ddplint", "check", "-q", "--exit-zero", "--output-format", "concise"]
+        if jobs is not None:
+            argv += ["--jobs", str(jobs)]
+        if tool == "ddplint" and ddplint_supports("--no-cache"):
+            argv.append("--no-cache")
+        return argv + files
+    bin_dir = ensure_venv(venvs, tool)
+    if tool == "torchfix":
+        return [str(bin_dir / "torchfix"), *files]
+    if tool == "fixit":
+        return [str(bin_dir / "fixit"), "lint", *files]
+    if tool == "flake8":
+        return [str(bin_dir / "flake8"), "--exit-zero", *files]
+    return [
+        str(bin_dir / "ruff"),
+        "check",
+        "--isolated",
+        "--no-cache",
+        "--select",
+        "ALL",
+        "--exit-zero",
+        *files,
+    ]
+
+
+def version_of(tool: str, venvs: Path) -> str:
+    if tool.startswith("ddplint"):
+        return tool_version([sys.executable, "-m", "ddplint", "--version"])
+    bin_dir = ensure_venv(venvs, tool)
+    if tool == "fixit":
+        return tool_version([str(bin_dir / "fixit"), "--version"])
+    return tool_version([str(bin_dir / tool), "--version"])
+
+
+def measure(tool: str, corpus: str, folder: Path, args) -> Row:
+    files = python_files(folder)
+    argv = commands(tool, args.venvs, files, args.jobs)
+    row = Row(corpus, tool, version_of(tool, args.venvs), len(files))
+    cache = folder / ".ddplint_cache"
+    if tool == "ddplint-warm":
+        run_measured(argv, cwd=folder)  # fill the cache
+    for _ in range(args.runs):
+        if tool == "ddplint":
+            shutil.rmtree(cache, ignore_errors=True)
+        sample = run_measured(argv, cwd=folder)
+        row.runs.append(round(sample.seconds, 3))
+        row.cpu.append(round(sample.cpu_seconds, 3))
+        row.exit_codes.append(sample.returncode)
+        row.peak_rss_mb = max(row.peak_rss_mb, round(sample.peak_rss / 2**20, 1))
+        print(f"  {corpus:<10} {tool:<13} {sample.seconds:8.2f} s", file=sys.stderr)
+    return row
+
+
+def scaling(corpus: str, source: Path, work: Path, args) -> list[Row]:
+    """ddplint on 1, 2 and 4 copies of the corpus side by side."""
+    rows = []
+    for factor in (1, 2, 4):
+        folder = work / f"x{factor}"
+        for i in range(factor):
+            shutil.copytree(source, folder / f"copy{i}")
+        row = measure("ddplint", f"{corpus} x{factor}", folder, args)
+        rows.append(row)
+        shutil.rmtree(folder)
+    base = rows[0].median
+    for row in rows:
+        row.ratio = round(row.median / base, 2)
+    return rows
+
+
+def markdown(rows: list[Row], scale_rows: list[Row], meta: dict) -> str:
+    lines = [
+        f"# ddplint benchmark — {meta['date']}",
+        "",
+        f"`{meta['command']}`",
+        "",
+        f"{meta['cpus']} CPUs, Python {meta['python']}, {meta['platform']}; load average before the "
+        f"run {meta['load_before']}, after {meta['load_after']}. Median of {meta['runs']} runs; peak "
+        "RSS summed over the whole process tree; CPU = user + system seconds of the tree (steadier "
+        "than wall time on a shared machine); ratio = median wall seconds / ddplint (cold) median "
+        "wall seconds in this run.",
+        "",
+        "| corpus | tool | version | files | median s | CPU s | peak RSS MB | files/s | time / ddplint |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        ratio = f"{r.ratio:.2f}" if r.ratio is not None else ""
+        lines.append(
+            f"| {r.corpus} | {r.tool} | {r.version} | {r.files} | {r.median:.2f} | {r.median_cpu:.1f} "
+            f"| {r.peak_rss_mb:.0f} "
+            f"| {r.files_per_second:.0f} | {ratio} |"
+        )
+    if scale_rows:
+        lines += [
+            "",
+            "Scaling (ddplint cold; copies of the corpus side by side):",
+            "",
+            "| corpus | files | median s | CPU s | peak RSS MB | time / x1 time |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for r in scale_rows:
+            lines.append(
+                f"| {r.corpus} | {r.files} | {r.median:.2f} | {r.median_cpu:.1f} | {r.peak_rss_mb:.0f} "
+                f"| {r.ratio:.2f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--corpus", action="append", help="torch, torch-dist, torch-ddp, stdlib or a folder")
+    parser.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated, from {', '.join(TOOLS)}")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--jobs", type=int, help="passed to ddplint as --jobs")
+    parser.add_argument("--scaling", action="store_true", help="also run ddplint on the corpus x1, x2, x4")
+    parser.add_argument("--venvs", type=Path, default=HERE / ".venvs")
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    args = parser.parse_args()
+    corpora = args.corpus or ["torch-dist"]
+    tools = [t for t in args.tools.split(",") if t]
+    unknown = set(tools) - set(TOOLS)
+    if unknown:
+        parser.error(f"unknown tools: {', '.join(sorted(unknown))}")
+    if "ddplint-warm" in tools and not ddplint_supports("--no-cache"):
+        tools.remove("ddplint-warm")  # no cache in this version: nothing to warm
+    if "ddplint" not in tools:
+        tools.insert(0, "ddplint")
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "command": "python benchmarks/run.py " + " ".join(sys.argv[1:]),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "runs": args.runs,
+        "load_before": round(os.getloadavg()[0], 2),
+    }
+    rows: list[Row] = []
+    scale_rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="ddplint-bench-") as tmp:
+        for corpus in corpora:
+            label = Path(corpus).name if Path(corpus).is_dir() else corpus
+            folder = Path(tmp) / label / "x1"
+            count = copy_corpus(*corpus_roots(corpus), folder)
+            print(f"{label}: {count} files", file=sys.stderr)
+            corpus_rows = [measure(tool, label, folder, args) for tool in tools]
+            base = corpus_rows[0].median
+            for row in corpus_rows:
+                row.ratio = round(row.median / base, 2)
+            rows += corpus_rows
+            if args.scaling:
+                scale_rows += scaling(label, folder, Path(tmp) / label / "scaling", args)
+    meta["load_after"] = round(os.getloadavg()[0], 2)
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = "-".join(Path(c).name if Path(c).is_dir() else c for c in corpora)
+    table = markdown(rows, scale_rows, meta)
+    (args.out / f"{stem}.md").write_text(table, encoding="utf-8")
+    data = {
+        "meta": meta,
+        "rows": [asdict(r) | {"median": r.median, "median_cpu": r.median_cpu} for r in rows],
+        "scaling": [asdict(r) | {"median": r.median, "median_cpu": r.median_cpu} for r in scale_rows],
+    }
+    (args.out / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""`.ddplint_cache/`: what earlier runs learnt about each file, reused while nothing it depends on changed.
+
+One JSON entry per file, in a folder named after the ddplint version and a hash of the effective
+settings. An entry holds the file's content hash, its byte scan (triggers, imports), whether it
+parses, and its findings together with the key they were computed under: a hash over the file,
+its module name and every project module it imports, directly or not. A changed helper changes
+the key of every importer, so their findings are computed again.
+
+Entries are written to a temporary file and renamed into place: two runs sharing the cache
+each see whole entries, the newer one winning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ddplint import __version__
+from ddplint.config import Settings
+from ddplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
+from ddplint.prefilter import Scan
+
+CACHE_DIR = ".ddplint_cache"
+TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by ddplint.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+
+def digest(*parts: str | bytes) -> str:
+    h = hashlib.blake2b(digest_size=20)
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def settings_key(settings: Settings, codes: frozenset[str]) -> str:
+    """Every setting (any of them can change a finding or which files are read) and the codes."""
+    data = {"codes": sorted(codes), **dataclasses.asdict(settings)}
+    return digest(json.dumps(data, sort_keys=True, default=str))
+
+
+@dataclass
+class Entry:
+    content: str  # hash of the file's bytes
+    scan: Scan | None = None
+    parses: bool | None = None  # CPython's parser accepts it (asked only for skipped files)
+    key: str | None = None  # what `diagnostics` were computed under
+    diagnostics: list[Diagnostic] | None = None
+    # (path, content hash) of the modules outside the run read as context for the findings.
+    context: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        scan = (
+            None
+            if self.scan is None
+            else {"triggers": self.scan.triggers, "imports": sorted(self.scan.imports)}
+        )
+        found = None if self.diagnostics is None else [_diagnostic_to_json(d) for d in self.diagnostics]
+        return {
+            "content": self.content,
+            "scan": scan,
+            "parses": self.parses,
+            "key": self.key,
+            "diagnostics": found,
+            "context": [list(pair) for pair in self.context],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Entry:
+        scan = data.get("scan")
+        found = data.get("diagnostics")
+        return cls(
+            content=data["content"],
+            scan=None if scan is None else Scan(bool(scan["triggers"]), frozenset(scan["imports"])),
+            parses=data.get("parses"),
+            key=data.get("key"),
+            diagnostics=None if found is None else [_diagnostic_from_json(d) for d in found],
+            context=[(str(a), str(b)) for a, b in data.get("context", [])],
+        )
+
+
+class Cache:
+    def __init__(self, root: Path, settings_hash: str) -> None:
+        self.root = root / CACHE_DIR
+        self.folder = self.root / f"{__version__}-{settings_hash[:16]}"
+
+    def _path(self, path: Path) -> Path:
+        return self.folder / f"{digest(str(path.resolve()))}.json"
+
+    def load(self, path: Path) -> Entry | None:
+        try:
+            with open(self._path(path), encoding="utf-8") as f:
+                return Entry.from_json(json.load(f))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # missing, or written by another version: compute it again
+
+    def store(self, path: Path, entry: Entry) -> None:
+        try:
+            self._prepare()
+            text = json.dumps(entry.to_json(), ensure_ascii=False, separators=(",", ":"))
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+                os.replace(tmp, self._path(path))
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except OSError:
+            pass  # a read-only or full disk: the run goes on without caching
+
+    _prepared = False
+
+    def _prepare(self) -> None:
+        if self._prepared:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for name, text in (("CACHEDIR.TAG", TAG), (".gitignore", "*\n")):
+            target = self.root / name
+            if not target.exists():
+                target.write_text(text, encoding="utf-8")
+        self._prepared = True
+
+
+def _location(loc: Location) -> list[int]:
+    return [loc.row, loc.column]
+
+
+def _diagnostic_to_json(d: Diagnostic) -> dict:
+    fix = None
+    if d.fix is not None:
+        fix = {
+            "applicability": d.fix.applicability.value,
+            "message": d.fix.message,
+            "edits": [[e.start, e.end, e.content] for e in d.fix.edits],
+        }
+    return {
+        "code": d.code,
+        "name": d.name,
+        "message": d.message,
+        "filename": d.filename,
+        "location": _location(d.location),
+        "end_location": _location(d.end_location),
+        "noqa_row": d.noqa_row,
+        "fix": fix,
+        "help": d.help,
+        "notes": d.notes,
+        "severity": d.severity,
+        "detail": d.detail,
+    }
+
+
+def _diagnostic_from_json(data: dict) -> Diagnostic:
+    fix = data["fix"]
+    return Diagnostic(
+        code=data["code"],
+        name=data["name"],
+        message=data["message"],
+        filename=data["filename"],
+        location=Location(*data["location"]),
+        end_location=Location(*data["end_location"]),
+        noqa_row=data["noqa_row"],
+        fix=None
+        if fix is None
+        else Fix(
+            Applicability(fix["applicability"]),
+            fix["message"],
+            tuple(Edit(*edit) for edit in fix["edits"]),
+        ),
+        help=data["help"],
+        notes=list(data["notes"]),
+        severity=data["severity"],
+        detail=data.get("detail"),
+    )

@@ -1,0 +1,108 @@
+"""Worker processes: each import-connected group of modules parsed, analysed and checked in one.
+
+The analysis needs every module of a group in the process that simulates it, and syntax trees
+cost about as much to pickle as to parse, so trees never travel: a worker parses its group,
+builds the project index and the summaries for it, checks it, and sends back findings only.
+Groups are independent (see ddplint.prefilter), so the findings are the same as in one process;
+the runner sorts them. A run that is one group (a package whose modules all import each other)
+gains nothing from workers and runs in-process.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ddplint.config import Settings
+from ddplint.diagnostics import Diagnostic
+from ddplint.linter import FileResult, Linter, LoadError, internal_error
+
+
+@dataclass
+class GroupResult:
+    files: list[FileResult] = field(default_factory=list)
+    # Files outside the run read as context (for the cache).
+    context: list[str] = field(default_factory=list)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def groups_of(files: list[Path], modules: dict[Path, str], components: dict[str, str]) -> list[list[Path]]:
+    """Files split by component, each group in discovery order, the largest groups first."""
+    groups: dict[str, list[Path]] = {}
+    for path in files:
+        groups.setdefault(components[modules[path]], []).append(path)
+    return sorted(groups.values(), key=lambda g: -sum(_size(p) for p in g))
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def check_group(settings: Settings, options, paths: list[str], check: set[str] | None) -> GroupResult:
+    """Load, analyse and check one group; `check` None means every file of it."""
+    from ddplint.neighbours import load_neighbours
+    from ddplint.runner import _check_guarded, collector_paused
+
+    linter = Linter(settings)
+    out = GroupResult()
+    loaded = []
+    with collector_paused():
+        for filename in paths:
+            try:
+                facts = linter.load(filename)
+                linter.project.add(facts)
+            except LoadError as exc:
+                out.files.append(FileResult(filename, [exc.diagnostic]))
+                continue
+            except Exception:  # a bug of ours: report it, go on with the other files
+                out.files.append(FileResult(filename, [internal_error(filename, "reading the module")]))
+                continue
+            loaded.append(facts)
+        if options.context_budget > 0:
+            load_neighbours(linter, loaded, options.context_budget)
+        for facts in loaded:
+            if check is None or facts.filename in check:
+                out.files.append(_check_guarded(linter, facts, options))
+    given = set(paths)
+    out.context = sorted(name for name in linter.project.files if name not in given)
+    return out
+
+
+def _portable(result: GroupResult) -> GroupResult:
+    """Findings without trees: the text of a file stays only where a finding needs a snippet."""
+    files = []
+    for file in result.files:
+        diagnostics: list[Diagnostic] = [replace(d) for d in file.diagnostics]
+        files.append(replace(file, facts=None, diagnostics=diagnostics))
+    return GroupResult(files, result.context)
+
+
+def _work(args) -> GroupResult:
+    return _portable(check_group(*args))
+
+
+def check_groups(
+    settings: Settings, options, groups: list[list[Path]], check: set[Path] | None, jobs: int
+) -> list[GroupResult]:
+    tasks = [
+        (
+            settings,
+            options,
+            [str(p) for p in group],
+            None if check is None else {str(p) for p in group if p in check},
+        )
+        for group in groups
+    ]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+        return list(pool.map(_work, tasks))

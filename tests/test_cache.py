@@ -1,0 +1,146 @@
+"""`.ddplint_cache/`: cached runs report exactly what uncached runs report, even after a helper changes."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ddplint.cache import CACHE_DIR
+from ddplint.config import Settings
+from ddplint.runner import RunOptions, run
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+HELPER_SILENT = """\
+    def reduce_mean(t):
+        return t
+    """
+HELPER_REDUCING = """\
+    import torch.distributed as dist
+
+    def reduce_mean(t):
+        dist.all_reduce(t)
+        return t / dist.get_world_size()
+    """
+PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/metrics.py": HELPER_SILENT,
+    "pkg/evaluate.py": """\
+        from .metrics import reduce_mean
+
+        def accuracy(logits, y):
+            return reduce_mean((logits.argmax(1) == y).float().mean())
+        """,
+    "train.py": """\
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        from pkg.evaluate import accuracy
+
+        def step(logits, y):
+            if dist.get_rank() == 0:
+                print("acc", accuracy(logits, y).item())
+
+        sampler = DistributedSampler(range(10))
+        loader = DataLoader(range(10), sampler=sampler, shuffle=True)
+        """,
+    "notes.py": "import json\n",
+    "broken.py": "def f(:\n    pass\n",
+}
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def _findings(folder: Path, *, cache: bool) -> list[tuple]:
+    options = RunOptions(cache=cache, context_budget=0)
+    result = run([str(folder)], Settings(root=folder), options)
+    return [
+        (
+            Path(d.filename).relative_to(folder).as_posix(),
+            d.location,
+            d.end_location,
+            d.code,
+            d.message,
+            d.fix,
+        )
+        for d in result.diagnostics
+    ]
+
+
+def test_cached_runs_match_uncached_runs_before_and_after_a_helper_changes(tmp_path: Path) -> None:
+    _write(tmp_path, PROJECT)
+    cold = _findings(tmp_path, cache=True)
+    assert cold == _findings(tmp_path, cache=False)
+    assert ("train.py", "DDP001") in {(f, code) for f, _, _, code, _, _ in cold}
+    assert "DDP005" not in {code for _, _, _, code, _, _ in cold}
+    assert ("broken.py", "E999") in {(f, code) for f, _, _, code, _, _ in cold}
+
+    warm = _findings(tmp_path, cache=True)
+    assert warm == cold
+
+    # train.py is untouched; the helper two imports away now all-reduces.
+    _write(tmp_path, {"pkg/metrics.py": HELPER_REDUCING})
+    after = _findings(tmp_path, cache=True)
+    assert after == _findings(tmp_path, cache=False)
+    assert ("train.py", "DDP005") in {(f, code) for f, _, _, code, _, _ in after}
+    assert _findings(tmp_path, cache=True) == after
+
+
+def test_a_warm_run_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path, PROJECT)
+    _findings(tmp_path, cache=True)
+    from ddplint.linter import Linter
+
+    def refuse(self, filename, data=None):
+        raise AssertionError(f"parsed {filename}")
+
+    monkeypatch.setattr(Linter, "load", refuse)
+    assert _findings(tmp_path, cache=True)
+
+
+def test_the_cache_folder_is_tagged_ignored_and_holds_whole_entries(tmp_path: Path) -> None:
+    _write(tmp_path, PROJECT)
+    _findings(tmp_path, cache=True)
+    root = tmp_path / CACHE_DIR
+    assert (root / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert (root / ".gitignore").read_text() == "*\n"
+    entries = list(root.glob("*/*"))
+    assert entries
+    assert not [p for p in entries if p.name.startswith(".tmp-")]
+    for entry in entries:
+        json.loads(entry.read_text(encoding="utf-8"))
+
+
+def test_a_damaged_entry_is_computed_again(tmp_path: Path) -> None:
+    _write(tmp_path, PROJECT)
+    cold = _findings(tmp_path, cache=True)
+    for entry in (tmp_path / CACHE_DIR).glob("*/*.json"):
+        entry.write_text("{not json", encoding="utf-8")
+    assert _findings(tmp_path, cache=True) == cold
+
+
+def test_other_settings_do_not_share_entries(tmp_path: Path) -> None:
+    _write(tmp_path, PROJECT)
+    _findings(tmp_path, cache=True)
+    settings = Settings(root=tmp_path, ignore=["DDP001"])
+    result = run([str(tmp_path)], settings, RunOptions(cache=True, context_budget=0))
+    assert "DDP001" not in {d.code for d in result.diagnostics}
+
+
+def test_fixtures_give_the_same_findings_cold_and_warm(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(FIXTURES, tmp_path / "fixtures")
+    folder = tmp_path / "fixtures"
+    uncached = _findings(folder, cache=False)
+    assert uncached
+    assert _findings(folder, cache=True) == uncached
+    assert _findings(folder, cache=True) == uncached

@@ -1,0 +1,50 @@
+"""Worker processes change how fast findings come, never which or in what order."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from ddplint import parallel, prefilter
+from ddplint.config import Settings
+from ddplint.runner import RunOptions, run
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _report(folder: Path, jobs: int, *, cache: bool = False) -> list[tuple]:
+    options = RunOptions(jobs=jobs, cache=cache, context_budget=0)
+    result = run([str(folder)], Settings(root=folder), options)
+    return [
+        (d.filename, d.location, d.end_location, d.code, d.message, d.fix, d.notes)
+        for d in result.diagnostics
+    ]
+
+
+def test_workers_report_what_one_process_reports_in_the_same_order(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES, tmp_path / "fixtures")
+    folder = tmp_path / "fixtures"
+    files = sorted(folder.rglob("*.py"))
+    selection = prefilter.select(files, None, graph=True)
+    groups = parallel.groups_of(files, selection.modules, selection.graph.components())
+    assert len(groups) > 2, "the fixtures are many independent programs"
+    single = _report(folder, 1)
+    assert single
+    assert _report(folder, 2) == single
+    assert _report(folder, 3, cache=True) == single  # cold, filling the cache from workers
+    assert _report(folder, 2, cache=True) == single  # warm
+
+
+def test_a_package_that_imports_itself_stays_in_one_group(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from .a import f\n")
+    (tmp_path / "pkg" / "a.py").write_text("def f(): pass\n")
+    (tmp_path / "pkg" / "b.py").write_text("from pkg import f\n")
+    (tmp_path / "script.py").write_text("import os\n")
+    files = sorted(tmp_path.rglob("*.py"))
+    selection = prefilter.select(files, None, graph=True)
+    groups = parallel.groups_of(files, selection.modules, selection.graph.components())
+    assert sorted(sorted(p.name for p in g) for g in groups) == [
+        ["__init__.py", "a.py", "b.py"],
+        ["script.py"],
+    ]

@@ -1,0 +1,152 @@
+"""The prefilter skips files, never findings: the same diagnostics with and without it."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ddplint import prefilter
+from ddplint.config import Settings
+from ddplint.linter import Linter
+from ddplint.runner import RunOptions, run
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _findings(paths: list[Path], *, use_prefilter: bool) -> list[tuple]:
+    # No neighbour loading: its time budget would make the comparison depend on the machine.
+    options = RunOptions(prefilter=use_prefilter, context_budget=0)
+    result = run([str(p) for p in paths], Settings(), options)
+    return [(d.filename, d.location, d.end_location, d.code, d.message) for d in result.diagnostics]
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+# A training script whose epoch loop lives in a helper with no torch token at all, reached
+# through a second helper; plus modules nothing relevant touches, one of them broken.
+PROJECT = {
+    "train.py": """\
+        import torch.utils.data as tud
+        from loops import fit
+
+        sampler = tud.DistributedSampler(dataset)
+        loader = tud.DataLoader(dataset, sampler=sampler)
+        fit(loader)
+        """,
+    "loops.py": """\
+        from engine import run_epochs
+
+        def fit(loader):
+            run_epochs(loader)
+        """,
+    "engine.py": """\
+        def run_epochs(loader):
+            for epoch in range(10):
+                for batch in loader:
+                    print(batch)
+        """,
+    "plotting.py": """\
+        import json
+
+        def plot(values):
+            return json.dumps(values)
+        """,
+    "broken.py": "def f(:\n    pass\n",
+}
+
+
+def test_helpers_without_tokens_are_kept_and_unrelated_modules_skipped(tmp_path: Path) -> None:
+    _write(tmp_path, PROJECT)
+    files = sorted(tmp_path.glob("*.py"))
+    selection = prefilter.select(files, Linter().trigger_names())
+    assert {p.name for p in selection.kept} == {"train.py", "loops.py", "engine.py"}
+    assert {p.name for p in selection.skipped} == {"plotting.py", "broken.py"}
+
+
+def test_findings_through_helpers_and_syntax_errors_survive_the_prefilter(tmp_path: Path) -> None:
+    _write(tmp_path, PROJECT)
+    with_filter = _findings([tmp_path], use_prefilter=True)
+    assert with_filter == _findings([tmp_path], use_prefilter=False)
+    codes = {(Path(f).name, code) for f, _, _, code, _ in with_filter}
+    assert ("train.py", "DDP002") in codes  # the epoch loop is two modules away
+    assert ("broken.py", "E999") in codes  # skipped by the scan, still reported
+
+
+def test_modules_connected_to_a_trigger_in_either_direction_are_kept(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/data.py": "from torch.utils.data import DataLoader\nfrom pkg import util\n",
+            "pkg/cli.py": "from . import data\n",
+            "pkg/other.py": "import pkg.cli as c\n",
+            "pkg/util.py": "def helper(model): model(1)\n",
+            "pkg/sibling.py": "from .util import helper\n",
+            "pkg/alone.py": "import os\n",
+        },
+    )
+    files = sorted(tmp_path.rglob("*.py"))
+    kept = {p.name for p in prefilter.select(files, Linter().trigger_names()).kept}
+    assert kept == {"__init__.py", "data.py", "cli.py", "other.py", "util.py", "sibling.py"}
+
+
+def test_a_rule_without_triggers_turns_the_prefilter_off(tmp_path: Path) -> None:
+    _write(tmp_path, {"a.py": "import os\n"})
+    assert prefilter.select([tmp_path / "a.py"], None).kept == [tmp_path / "a.py"]
+
+
+@pytest.mark.parametrize(
+    ("source", "module", "expected"),
+    [
+        ("import a.b as c, d\n", "m", {"a.b", "d"}),
+        ("from .x import (y,\n    z as w)\n", "pkg.sub.mod", {"pkg.sub.x", "pkg.sub.x.y", "pkg.sub.x.z"}),
+        ("from .. import q; import r\n", "pkg.sub.mod", {"pkg", "pkg.q", "r"}),
+        ("from s.t import \\\n    u\n", "m", {"s.t", "s.t.u"}),
+        ("try: import v\nexcept ImportError: pass\n", "m", {"v"}),
+    ],
+)
+def test_imports_are_found_in_every_spelling(source: str, module: str, expected: set[str]) -> None:
+    assert expected <= prefilter.imported_modules(source.encode(), module, False)
+
+
+def test_triggers_are_whole_words_and_every_part_of_a_qualified_name() -> None:
+    words = prefilter.trigger_words(["torch.utils.data.DataLoader", "*strategy.barrier"])
+    assert prefilter.mentions(b"from torch.utils.data import DataLoader", words)
+    assert prefilter.mentions(b"import torch.utils.data as tud\ntud.DataLoader(ds)", words)
+    assert not prefilter.mentions(b"x = DataLoader(ds)", words)  # some other DataLoader
+    assert not prefilter.mentions(b"import torch.utils.data\nMyDataLoaderFactory(ds)", words)
+    assert prefilter.mentions(b"trainer.strategy.barrier()", words)
+    assert prefilter.mentions(b"self._strategy.barrier()", words)
+    assert not prefilter.mentions(b"threading.Barrier(2)", words)
+
+
+def test_fixtures_give_the_same_findings_with_and_without_the_prefilter() -> None:
+    folders = sorted(p for p in FIXTURES.iterdir() if p.is_dir())
+    assert _findings(folders, use_prefilter=True) == _findings(folders, use_prefilter=False)
+
+
+def _torch_folder() -> Path | None:
+    spec = importlib.util.find_spec("torch")  # located, not imported
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+@pytest.mark.slow
+def test_torch_distributed_sources_give_the_same_findings_with_and_without_the_prefilter() -> None:
+    torch = _torch_folder()
+    if torch is None:
+        pytest.skip("torch is not installed")
+    corpus = [torch / "distributed", torch / "utils" / "data"]
+    files = sorted(p for folder in corpus for p in folder.rglob("*.py"))
+    selection = prefilter.select(files, Linter().trigger_names())
+    assert selection.skipped, "the scan should spare some of these files"
+    assert _findings(corpus, use_prefilter=True) == _findings(corpus, use_prefilter=False)
