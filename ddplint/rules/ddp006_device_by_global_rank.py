@@ -15,7 +15,16 @@ import libcst as cst
 from ddplint.catalogue import DDP_WRAPPERS
 from ddplint.diagnostics import Applicability
 from ddplint.facts import ModuleFacts, Scope, child_nodes
-from ddplint.origins import GLOBAL, LOCAL, Origin, origins
+from ddplint.origins import (
+    GLOBAL,
+    GLOBAL_RANK_ATTRS,
+    GLOBAL_RANK_CALLS,
+    GLOBAL_RANK_ENV,
+    GLOBAL_RANK_HELPERS,
+    LOCAL,
+    Origin,
+    origins,
+)
 from ddplint.rules.base import Context, Rule
 from ddplint.values import bound_values
 
@@ -35,6 +44,8 @@ DEVICE_PREFIXES = ("cuda:",)
 
 class DeviceByGlobalRank(Rule):
     code = "DDP006"
+    # A global rank comes from one of these spellings (or from a module that imports one).
+    triggers = frozenset({*GLOBAL_RANK_ENV, *GLOBAL_RANK_CALLS, *GLOBAL_RANK_HELPERS, *GLOBAL_RANK_ATTRS})
     name = "device-by-global-rank"
     summary = "GPU chosen by the global rank: on any node but the first, the device ordinal is out of range"
     fix_applicability = Applicability.UNSAFE

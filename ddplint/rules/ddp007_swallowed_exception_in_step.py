@@ -12,6 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint import catalogue as cat
+from ddplint.divergence.triggers import collective_triggers
 from ddplint.facts import CallSite, ModuleFacts, Scope, child_nodes
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context, Rule
@@ -28,6 +29,8 @@ INIT_PROCESS_GROUP = "torch.distributed.init_process_group"
 
 class SwallowedExceptionInStep(Rule):
     code = "DDP007"
+    # Only in a distributed program: one that wraps a model or calls a collective.
+    triggers = collective_triggers()
     name = "swallowed-exception-in-step"
     summary = "an `except` that swallows an error of a distributed training step and goes on"
 

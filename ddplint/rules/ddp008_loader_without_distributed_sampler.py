@@ -49,6 +49,7 @@ MAX_DEPTH = 3
 
 class LoaderWithoutDistributedSampler(Rule):
     code = "DDP008"
+    triggers = frozenset({"torch.utils.data.DataLoader"})
     name = "loader-without-distributed-sampler"
     summary = (
         "a shuffling training `DataLoader` with no distributed sampler: every rank reads the whole dataset"

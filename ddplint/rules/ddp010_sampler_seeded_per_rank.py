@@ -22,6 +22,7 @@ SEED_POSITION = 4  # dataset, num_replicas, rank, shuffle, seed, drop_last
 
 class SamplerSeededPerRank(Rule):
     code = "DDP010"
+    triggers = frozenset({"torch.utils.data.DistributedSampler"})
     name = "sampler-seeded-per-rank"
     summary = "`DistributedSampler` seeded with a value that differs between ranks"
     fix_applicability = Applicability.SAFE
