@@ -106,7 +106,8 @@ class Cache:
     def store(self, path: Path, entry: Entry) -> None:
         try:
             self._prepare()
-            text = json.dumps(entry.to_json(), ensure_ascii=False, separators=(",", ":"))
+            # ASCII JSON: file names that are not UTF-8 (surrogate escapes) round-trip too.
+            text = json.dumps(entry.to_json(), separators=(",", ":"))
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as f:

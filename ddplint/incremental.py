@@ -11,6 +11,7 @@ not even parsed.
 from __future__ import annotations
 
 import ast
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,10 @@ def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool
     dirty: set[Path] = set()
     for path in files:
         try:
+            # Only regular files are read here: a FIFO named `x.py` would block the run.
+            # Anything else is left to `read_source`, which reports it.
+            if not stat.S_ISREG(path.stat().st_mode):
+                raise OSError("not a regular file")
             data = path.read_bytes()
         except OSError:
             scans[path] = None
