@@ -199,7 +199,7 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
         _nothing_written(linter, facts, result)
     elif changed and options.fix:
         path = Path(facts.filename)
-        if not os.access(path, os.W_OK):
+        if is_read_only(path):
             _nothing_written(linter, facts, result)
             result.diagnostics.append(
                 input_error(IO_ERROR, facts.filename, "cannot write fixes: file is read-only")
@@ -215,6 +215,16 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
                 )
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
+
+
+def is_read_only(path: Path) -> bool:
+    """No write permission, or no write bit at all: root may write anything, but a file whose
+    owner made it read-only is not ours to change."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return True
+    return not os.access(path, os.W_OK) or not (mode & 0o222)
 
 
 def _nothing_written(linter: Linter, facts, result: FileResult) -> None:
