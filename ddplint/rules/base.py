@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from ddplint.project import Project
 
 
-class Rule:
+class Rule(ABC):
     """One check. Subclasses set the class attributes and implement `check`."""
 
     code: ClassVar[str]
@@ -28,8 +29,9 @@ class Rule:
     # reach any; None means the rule may fire anywhere, which turns the prefilter off.
     triggers: ClassVar[frozenset[str] | None] = None
 
+    @abstractmethod
     def check(self, ctx: Context) -> None:
-        raise NotImplementedError  # every concrete rule overrides it
+        """Report this rule's findings in `ctx.facts` through `ctx.report`."""
 
 
 @dataclass
