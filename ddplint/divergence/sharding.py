@@ -29,13 +29,14 @@ ISLICE = frozenset({"itertools.islice"})
 SPLIT_RANK_WORDS = cat.RANK_NAMES | {"process_index", "worker_rank", "get_rank"}
 
 
-def mentions_rank(node: cst.CSTNode) -> bool:
+def mentions_rank(node: cst.CSTNode, words: frozenset[str] = SPLIT_RANK_WORDS) -> bool:
+    """A name or attribute in `words` anywhere under `node`."""
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name) and current.value in SPLIT_RANK_WORDS:
+        if isinstance(current, cst.Name) and current.value in words:
             return True
-        if isinstance(current, cst.Attribute) and current.attr.value in SPLIT_RANK_WORDS:
+        if isinstance(current, cst.Attribute) and current.attr.value in words:
             return True
         stack.extend(child_nodes(current))
     return False

@@ -284,7 +284,7 @@ class Simulator:
         # guards what it encloses, for messages.
         # Only a test that names a rank guards what it encloses when this class cannot settle it;
         # values merely touched by a rank somewhere (`data` built with `args.rank`) do not.
-        undecided_guard = cond.rank and _names_rank(test)
+        undecided_guard = cond.rank and sharding.mentions_rank(test, cat.RANK_WORDS)
         if undecided_guard:
             self.guards.append(Guard(test, self.facts, self._text(test), decided=False))
         if cond.divergent:
@@ -930,20 +930,6 @@ def _method_name(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         return node.func.attr.value
     return None
-
-
-def _names_rank(node: cst.CSTNode) -> bool:
-    from ddplint.facts import child_nodes
-
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name) and current.value in cat.RANK_WORDS:
-            return True
-        if isinstance(current, cst.Attribute) and current.attr.value in cat.RANK_WORDS:
-            return True
-        stack.extend(child_nodes(current))
-    return False
 
 
 def _call_name(node: cst.BaseExpression) -> str:
