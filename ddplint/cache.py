@@ -24,6 +24,7 @@ from pathlib import Path
 from ddplint import __version__
 from ddplint.config import Settings
 from ddplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
+from ddplint.outline import Outline
 from ddplint.prefilter import Scan
 
 CACHE_DIR = ".ddplint_cache"
@@ -53,6 +54,9 @@ class Entry:
     content: str  # hash of the file's bytes
     scan: Scan | None = None
     parses: bool | None = None  # CPython's parser accepts it (asked only for skipped files)
+    # Its outline (see ddplint.outline), once read; None with `outlined` when it did not parse.
+    outline: Outline | None = None
+    outlined: bool = False
     key: str | None = None  # what `diagnostics` were computed under
     diagnostics: list[Diagnostic] | None = None
     # (path, content hash) of the modules outside the run read as context for the findings.
@@ -69,6 +73,8 @@ class Entry:
             "content": self.content,
             "scan": scan,
             "parses": self.parses,
+            "outline": None if self.outline is None else self.outline.to_json(),
+            "outlined": self.outlined,
             "key": self.key,
             "diagnostics": found,
             "context": [list(pair) for pair in self.context],
@@ -82,6 +88,8 @@ class Entry:
             content=data["content"],
             scan=None if scan is None else Scan(bool(scan["triggers"]), frozenset(scan["imports"])),
             parses=data.get("parses"),
+            outline=None if data.get("outline") is None else Outline.from_json(data["outline"]),
+            outlined=bool(data.get("outlined")),
             key=data.get("key"),
             diagnostics=None if found is None else [_diagnostic_from_json(d) for d in found],
             context=[(str(a), str(b)) for a, b in data.get("context", [])],

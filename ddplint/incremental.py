@@ -30,6 +30,7 @@ class Plan:
     entries: dict[Path, Entry] = field(default_factory=dict)
     modules: dict[Path, str] = field(default_factory=dict)
     graph: prefilter.ImportGraph | None = None
+    unloaded: dict[str, tuple[str, ...]] = field(default_factory=dict)  # see prefilter.Selection
 
 
 def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool) -> Plan:
@@ -62,21 +63,33 @@ def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool
         scans[path] = entry.scan
     graph = prefilter.ImportGraph(modules, scans)
     needed = set(files)
+    unloaded: dict[str, tuple[str, ...]] = {}
     if use_prefilter and triggers is not None:
-        seeds = {modules[p] for p, found in scans.items() if found is None or found.triggers}
-        kept_names = graph.needed(seeds)
-        needed = {p for p in files if modules[p] in kept_names}
+        selection = prefilter.split(files, modules, scans)
+        words = prefilter.outline_words(triggers)
+        outlines = {}
+        for path in selection.kept:
+            entry = entries.get(path)
+            if entry is not None and not entry.outlined:
+                entry.outline = prefilter.outline_of(
+                    path, modules[path], words, linter.settings.max_file_size
+                )
+                entry.outlined = True
+                dirty.add(path)
+            outlines[path] = None if entry is None else entry.outline
+        selection = prefilter.refine(selection, outlines)
+        needed, unloaded = set(selection.kept), selection.unloaded
         for path in files:
             entry = entries.get(path)
-            if path in needed or entry is None:
-                continue
+            if path in needed or entry is None or modules[path] in unloaded:
+                continue  # kept, unreadable (the load reports it), or known to parse
             if entry.parses is None:
                 entry.parses = parses(path, linter.settings.max_file_size)
                 dirty.add(path)
             if not entry.parses:
                 needed.add(path)
     keys = _component_keys(files, modules, contents, graph, linter)
-    result = Plan([], set(), keys=keys, entries=entries, modules=modules, graph=graph)
+    result = Plan([], set(), keys=keys, entries=entries, modules=modules, graph=graph, unloaded=unloaded)
     stale_components = set()
     context = _ContextCheck()
     for path in files:

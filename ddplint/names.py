@@ -82,26 +82,39 @@ class ImportMap:
     def add(self, stmt: cst.Import | cst.ImportFrom, *, override: bool = True) -> None:
         if isinstance(stmt, cst.Import):
             for alias in stmt.names:
-                full = _module_dotted(alias.name)
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    self._bind(alias.asname.name.value, full, override)
-                else:
-                    head = full.split(".")[0]
-                    self._bind(head, head, override)
+                asname = alias.asname.name if alias.asname is not None else None
+                local = asname.value if isinstance(asname, cst.Name) else None
+                self.add_import(_module_dotted(alias.name), local, override)
             return
-        base = _module_dotted(stmt.module)
-        level = len(stmt.relative)
-        if level:
-            pkg = self._package(level)
-            base = f"{pkg}.{base}" if pkg and base else (pkg or base)
         if isinstance(stmt.names, cst.ImportStar):
             return
+        names = []
         for alias in stmt.names:
-            name = _module_dotted(alias.name)
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self._bind(local, f"{base}.{name}" if base else name, override)
+            asname = alias.asname.name if alias.asname is not None else None
+            names.append((_module_dotted(alias.name), asname.value if isinstance(asname, cst.Name) else None))
+        self.add_from(_module_dotted(stmt.module), len(stmt.relative), names, override)
+
+    # The two kinds of import statement as plain data: the syntax tree of either parser feeds them.
+
+    def add_import(self, full: str, asname: str | None, override: bool) -> None:
+        """`import a.b` binds `a`; `import a.b as c` binds `c` to `a.b`."""
+        if asname is not None:
+            self._bind(asname, full, override)
+        else:
+            head = full.split(".")[0]
+            self._bind(head, head, override)
+
+    def add_from(self, module: str, level: int, names: list[tuple[str, str | None]], override: bool) -> None:
+        """`from <level dots><module> import name [as asname], ...`."""
+        base = self.from_base(module, level)
+        for name, asname in names:
+            self._bind(asname or name, f"{base}.{name}" if base else name, override)
+
+    def from_base(self, module: str, level: int) -> str:
+        if not level:
+            return module
+        pkg = self._package(level)
+        return f"{pkg}.{module}" if pkg and module else (pkg or module)
 
     def _bind(self, local: str, full: str, override: bool) -> None:
         if override or local not in self.aliases:

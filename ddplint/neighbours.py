@@ -92,15 +92,22 @@ def load_neighbours(
     modules: list[ModuleFacts],
     budget: float = DEFAULT_BUDGET,
     max_modules: int = MAX_MODULES,
+    skip: set[Path] | frozenset[Path] = frozenset(),
 ) -> int:
     """Add the project modules around `modules` to `linter.project`; return how many were added.
 
     First what `modules` import, transitively; then the package modules that import one of
     `modules` (and what those import). Unrelated modules are left out: every module added is
-    analysed with the checked ones. Files already among `modules` are not read again.
+    analysed with the checked ones. Files already among `modules` are not read again, nor
+    those in `skip` (files of the run it chose not to load).
     """
     deadline = time.monotonic() + budget
     seen: set[Path] = set()
+    for path in skip:
+        try:
+            seen.add(path.resolve())
+        except OSError:
+            continue
     imports: deque[tuple[Path, ModuleFacts]] = deque()
     starts: list[Path] = []
     for facts in modules:

@@ -58,6 +58,26 @@ RANDOM_CALLS = frozenset(
     }
 )
 SPAWN_CALLS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
+
+
+def source_names() -> frozenset[str]:
+    """What code must spell to make a value a rank (see ddplint.prefilter: a definition spelling
+    none of these, and naming none that does, passes its callees no rank)."""
+    return frozenset(
+        {
+            *GLOBAL_RANK_ENV,
+            *LOCAL_RANK_ENV,
+            *GLOBAL_RANK_CALLS,
+            *LOCAL_RANK_CALLS,
+            *GLOBAL_RANK_HELPERS,
+            *LOCAL_RANK_HELPERS,
+            *GLOBAL_RANK_ATTRS,
+            *LOCAL_RANK_ATTRS,
+            *SPAWN_CALLS,
+        }
+    )
+
+
 MAX_DEPTH = 6
 
 
@@ -75,6 +95,9 @@ class Origins:
         self.project = project
         self._callers: dict[int, list[tuple[ModuleFacts, CallSite]]] | None = None
         self._spawned: set[int] | None = None
+        # The calls being followed into their callees, innermost last: (callee, call, the
+        # caller's facts, the caller's scope). A callee's parameter is what its call passes.
+        self._frames: list[tuple[Scope, cst.Call, ModuleFacts, Scope]] = []
 
     # Exact origin: the value *is* a rank (through names, int(), a parameter, a helper) ---------
 
@@ -136,7 +159,8 @@ class Origins:
         if qualified in LOCAL_RANK_CALLS:
             return Origin(LOCAL, facts.code(node), _where(facts, node))
         if qualified in RANDOM_CALLS or (qualified or "").startswith(("random.", "numpy.random.")):
-            return Origin(RANDOM, facts.code(node), _where(facts, node))
+            # Randomness makes a value differ per process, but never makes it a rank.
+            return Origin(RANDOM, facts.code(node), _where(facts, node)) if derived else None
         if qualified in ("os.environ.get", "os.getenv") and positional:
             key = _string(positional[0].value)
             if key is not None:
@@ -152,9 +176,13 @@ class Origins:
         if target is not None:
             callee_facts, callee = target
             returned = [v for v in returned_values(callee) if not _constant(v)]
-            return _agree(
-                [self.of(callee_facts, callee, v, derived=derived, depth=depth + 1) for v in returned]
-            )
+            self._frames.append((callee, node, facts, scope))
+            try:
+                return _agree(
+                    [self.of(callee_facts, callee, v, derived=derived, depth=depth + 1) for v in returned]
+                )
+            finally:
+                self._frames.pop()
         last = qualified.rsplit(".", 1)[-1]
         if last in GLOBAL_RANK_HELPERS and not node.args:
             return Origin(GLOBAL, facts.code(node), _where(facts, node))
@@ -175,6 +203,9 @@ class Origins:
             head = name.split(".", 1)[0]
             if head != name:
                 return self._attribute(facts, node, name, derived, depth)
+            for level in range(len(self._frames) - 1, -1, -1):
+                if self._frames[level][0] is scope:
+                    return self._passed(level, name, derived, depth + 1)
             return self.parameter(facts, scope, name, derived=derived, depth=depth + 1)
         if not values:
             return self._attribute(facts, node, name, derived, depth) if "." in name else None
@@ -199,25 +230,37 @@ class Origins:
             return _agree([self.of(facts, s, v, derived=derived, depth=depth + 1) for s, v in stored])
         return _attribute(facts, node, name)
 
-    # Parameters: what every caller passes ----------------------------------------------------
+    # Parameters: what the followed call passes, else what every caller passes ------------------
+
+    def _passed(self, level: int, name: str, derived: bool, depth: int) -> Origin | None:
+        """The origin of what the call at `self._frames[level]` passes for parameter `name`."""
+        callee, call, caller_facts, caller_scope = self._frames[level]
+        arg = _argument(call, name, _position(callee, name))
+        if arg is None:
+            return None  # left to its default
+        saved = self._frames
+        self._frames = saved[:level]  # evaluated where the call is, in the caller's own context
+        try:
+            return self.of(caller_facts, caller_scope, arg, derived=derived, depth=depth)
+        finally:
+            self._frames = saved
 
     def parameter(
         self, facts: ModuleFacts, scope: Scope, name: str, *, derived: bool = False, depth: int = 0
     ) -> Origin | None:
         if name not in scope.params or depth > MAX_DEPTH:
             return None
-        index = scope.params.index(name)
-        if scope.class_name is not None and scope.params[:1] == ["self"]:
-            index -= 1
+        index = _position(scope, name)
         if index == 0 and id(scope) in self.spawned():
             return Origin(LOCAL, "the process index given by `mp.spawn`", _where(facts, scope.node))
         found = []
         for caller_facts, call in self.callers(scope):
             arg = _argument(call.node, name, index)
-            if arg is None:
-                return None  # a caller that leaves it to the default: unknown
-            found.append(self.of(caller_facts, call.scope, arg, derived=derived, depth=depth + 1))
-        return _agree(found)
+            if arg is not None:  # a caller leaving it to the default passes nothing we know
+                found.append(self.of(caller_facts, call.scope, arg, derived=derived, depth=depth + 1))
+        # Callers passing values of no known origin (a constant, a flag) say nothing about the
+        # others: the rank one caller passes is a rank, whatever a test script passes.
+        return _agree([origin for origin in found if origin is not None])
 
     def callers(self, scope: Scope) -> list[tuple[ModuleFacts, CallSite]]:
         if self._callers is None:
@@ -262,6 +305,14 @@ def origins(project) -> Origins:
         cached = (key, Origins(project))
         _CACHE[project] = cached
     return cached[1]
+
+
+def _position(scope: Scope, name: str) -> int:
+    """The index of parameter `name` among the arguments a call passes (`self` is not passed)."""
+    index = scope.params.index(name)
+    if scope.class_name is not None and scope.params[:1] == ["self"]:
+        index -= 1
+    return index
 
 
 def _agree(found: list[Origin | None]) -> Origin | None:

@@ -49,12 +49,21 @@ def _size(path: Path) -> int:
         return 0
 
 
-def check_group(settings: Settings, options, paths: list[str], check: set[str] | None) -> GroupResult:
-    """Load, analyse and check one group; `check` None means every file of it."""
+def check_group(
+    settings: Settings,
+    options,
+    paths: list[str],
+    check: set[str] | None,
+    unloaded: dict[str, tuple[str, ...]] | None = None,
+    outside: set[Path] | frozenset[Path] = frozenset(),
+) -> GroupResult:
+    """Load, analyse and check one group; `check` None means every file of it. `unloaded` and
+    `outside`: the run's modules left unparsed (see ddplint.prefilter), never read as context."""
     from ddplint.neighbours import load_neighbours
     from ddplint.runner import _check_guarded, collector_paused
 
     linter = Linter(settings)
+    linter.project.unloaded = dict(unloaded or {})
     out = GroupResult()
     loaded = []
     with collector_paused():
@@ -70,7 +79,7 @@ def check_group(settings: Settings, options, paths: list[str], check: set[str] |
                 continue
             loaded.append(facts)
         if options.context_budget > 0:
-            load_neighbours(linter, loaded, options.context_budget)
+            load_neighbours(linter, loaded, options.context_budget, skip=outside)
         for facts in loaded:
             if check is None or facts.filename in check:
                 out.files.append(_check_guarded(linter, facts, options))
@@ -93,7 +102,13 @@ def _work(args) -> GroupResult:
 
 
 def check_groups(
-    settings: Settings, options, groups: list[list[Path]], check: set[Path] | None, jobs: int
+    settings: Settings,
+    options,
+    groups: list[list[Path]],
+    check: set[Path] | None,
+    jobs: int,
+    unloaded: dict[str, tuple[str, ...]] | None = None,
+    outside: set[Path] | frozenset[Path] = frozenset(),
 ) -> list[GroupResult]:
     tasks = [
         (
@@ -101,6 +116,8 @@ def check_groups(
             options,
             [str(p) for p in group],
             None if check is None else {str(p) for p in group if p in check},
+            unloaded,
+            outside,
         )
         for group in groups
     ]

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ddplint.names import module_name_for, relative_base
+from ddplint.outline import MODULE, Outline, outline
 
 # `from ..pkg.mod import (a, b as c)`, `from . import x`, with backslash continuations.
 _FROM = re.compile(rb"\bfrom[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n#;\\]|\\\r?\n)*)")
@@ -124,6 +125,9 @@ class Selection:
     skipped: list[Path]
     modules: dict[Path, str] | None = None
     graph: ImportGraph | None = None
+    # Module name → what its imports bind, for the skipped modules that parse: the analysis
+    # follows imports through them (a module imported by one that wraps a model).
+    unloaded: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -190,7 +194,9 @@ def module_names(files: list[Path]) -> dict[Path, str]:
     return {path: _module_name(path, packages) for path in files}
 
 
-def select(files: list[Path], trigger_names: Iterable[str] | None, *, graph: bool = False) -> Selection:
+def select(
+    files: list[Path], trigger_names: Iterable[str] | None, *, graph: bool = False, max_bytes: int = 0
+) -> Selection:
     """Split `files` (order kept) into those the run must parse and those it can skip.
 
     `trigger_names` None means some enabled rule may fire anywhere: everything is kept (and
@@ -208,7 +214,10 @@ def select(files: list[Path], trigger_names: Iterable[str] | None, *, graph: boo
             scans[path] = None  # unreadable: the full load reports it
     if trigger_names is None:
         return Selection(list(files), [], modules, ImportGraph(modules, scans))
-    return split(files, modules, scans)
+    selection = split(files, modules, scans)
+    seeds = outline_words(trigger_names)
+    outlines = {path: outline_of(path, modules[path], seeds, max_bytes) for path in selection.kept}
+    return refine(selection, outlines)
 
 
 def split(files: list[Path], modules: dict[Path, str], scans: dict[Path, Scan | None]) -> Selection:
@@ -218,6 +227,78 @@ def split(files: list[Path], modules: dict[Path, str], scans: dict[Path, Scan | 
     kept = [p for p in files if modules[p] in needed]
     skipped = [p for p in files if modules[p] not in needed]
     return Selection(kept, skipped, modules, graph)
+
+
+# The definition-level pass -----------------------------------------------------------------
+
+
+def outline_words(trigger_names: Iterable[str]) -> list[tuple[bytes, ...]]:
+    """What makes a definition a seed: a trigger, or a source of a value's origin."""
+    from ddplint.origins import source_names
+
+    return trigger_words({*trigger_names, *source_names()})
+
+
+def outline_of(
+    path: Path, module_name: str, words: list[tuple[bytes, ...]], max_bytes: int
+) -> Outline | None:
+    """The module's outline; None when it does not read or parse (the full load reports why)."""
+    from ddplint.linter import LoadError, read_source
+
+    try:
+        source = read_source(str(path), None, max_bytes)
+        return outline(
+            source.text,
+            str(path),
+            module_name,
+            path.name == "__init__.py",
+            lambda text: mentions(text, words),
+        )
+    except (LoadError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def refine(selection: Selection, outlines: dict[Path, Outline | None]) -> Selection:
+    """Of the modules the byte scan kept, keep those holding a definition that can matter.
+
+    A definition matters when it spells a trigger or an origin (a seed), when it names a
+    seed, directly or through other definitions (it may reach a collective, or return a
+    loader), or when one of those names it (a callee simulated in its caller's context, whose
+    result the caller branches on). What is left cannot take part in a finding: it reaches no
+    collective, runs in no caller that does, and passes only values of no known origin to the
+    functions it calls (see `Origins.parameter`, which lets such callers say nothing).
+    Modules that CPython cannot parse are kept, so the full load reports them.
+    """
+    assert selection.modules is not None
+    modules = selection.modules
+    by_module: dict[str, Outline] = {}
+    for path in selection.kept:
+        found = outlines.get(path)
+        if found is not None:
+            name = modules[path]
+            by_module[name] = merged(by_module[name], found) if name in by_module else found
+    graph = DefinitionGraph(by_module)
+    seeds = {(module, name) for module, found in by_module.items() for name in found.triggered}
+    needed = closure(seeds | closure(seeds, graph.referrers), graph.edges)
+    names = {module for module, _ in needed}
+    kept, skipped = [], list(selection.skipped)
+    for path in selection.kept:
+        (kept if outlines.get(path) is None or modules[path] in names else skipped).append(path)
+    unloaded = {modules[p]: outlines[p].imports for p in reversed(skipped) if outlines.get(p) is not None}
+    return Selection(kept, skipped, modules, selection.graph, unloaded)
+
+
+def merged(first: Outline, second: Outline) -> Outline:
+    """Two scripts of one module name are one node (see ImportGraph): their definitions unite."""
+    names = dict(first.names)
+    for name, spelled in second.names.items():
+        names[name] = names.get(name, frozenset()) | spelled
+    bindings = dict(first.bindings)
+    for name, targets in second.bindings.items():
+        bindings[name] = bindings.get(name, frozenset()) | targets
+    return Outline(
+        names, first.triggered | second.triggered, bindings, first.stars + second.stars, first.imports
+    )
 
 
 def _module_name(path: Path, packages: dict[Path, str]) -> str:
@@ -256,3 +337,68 @@ def closure(start: set[str], edges: dict[str, set[str]]) -> set[str]:
                 seen.add(nxt)
                 stack.append(nxt)
     return seen
+
+
+Node = tuple[str, str]  # (module name, definition name; MODULE for the module's own statements)
+
+
+class DefinitionGraph:
+    """Which top-level definitions name which, across the run's modules (see ddplint.outline).
+
+    A name is followed through the module's imports, a package's re-exports and star imports
+    to the definition it denotes; a name that is no definition of the module it ends in (a
+    global, a submodule, a name the module computes) leads to that module's own statements.
+    """
+
+    def __init__(self, outlines: dict[str, Outline]) -> None:
+        self.outlines = outlines
+        self._resolved: dict[tuple[str, str, bool], frozenset[Node]] = {}
+        self.edges: dict[Node, set[Node]] = {}
+        for module, found in outlines.items():
+            for name, spelled in found.names.items():
+                targets: set[Node] = set()
+                for dotted in spelled:
+                    targets |= self.resolve(module, dotted)
+                targets.discard((module, name))
+                self.edges[(module, name)] = targets
+        self.referrers: dict[Node, set[Node]] = {}
+        for node, targets in self.edges.items():
+            for target in targets:
+                self.referrers.setdefault(target, set()).add(node)
+
+    def resolve(self, module: str, dotted: str, depth: int = 0, *, fallback: bool = True) -> frozenset[Node]:
+        """The definitions `dotted`, spelled in `module`, may denote; without `fallback`, only
+        definitions found (a star import offers every name, but holds only its own)."""
+        key = (module, dotted, fallback)
+        known = self._resolved.get(key)
+        if known is not None:
+            return known
+        self._resolved[key] = frozenset()  # a re-export cycle resolves to nothing more
+        found = self.outlines[module]
+        head, _, rest = dotted.partition(".")
+        out: set[Node] = set()
+        if head != MODULE and head in found.names:
+            out.add((module, head))
+        elif head in found.bindings:
+            for target in found.bindings[head]:
+                out |= self._locate(f"{target}.{rest}" if rest else target, depth)
+        else:
+            if depth < 20:
+                for star in found.stars:
+                    if star in self.outlines:
+                        out |= self.resolve(star, dotted, depth + 1, fallback=False)
+            if fallback and not out:
+                out.add((module, MODULE))
+        result = self._resolved[key] = frozenset(out)
+        return result
+
+    def _locate(self, qualified: str, depth: int) -> set[Node]:
+        """The run's definitions a qualified name denotes: through its longest module prefix."""
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = ".".join(parts[:cut])
+            if module in self.outlines:
+                if cut == len(parts) or depth >= 20:
+                    return {(module, MODULE)}
+                return set(self.resolve(module, ".".join(parts[cut:]), depth + 1))
+        return set()  # not a module of the run

@@ -16,6 +16,9 @@ class Project:
         # keep the first for lookups, and every file is still checked (`files`).
         self.modules: dict[str, ModuleFacts] = {}
         self.files: dict[str, ModuleFacts] = {}
+        # Modules of the run that were not loaded (see ddplint.prefilter), with what their
+        # import statements bind.
+        self.unloaded: dict[str, tuple[str, ...]] = {}
         self._analysis = None
         for facts in modules:
             self.add(facts)

@@ -78,35 +78,42 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
     if cache is not None:
         planned = incremental.plan(found.files, linter, cache, use_prefilter=options.prefilter)
         files, check, modules, graph = planned.load, planned.check, planned.modules, planned.graph
+        unloaded = planned.unloaded
         for path, diagnostics in planned.cached.items():
             result.files.append(FileResult(str(path), _revived(path, diagnostics)))
     else:
         triggers = linter.trigger_names() if options.prefilter else None
-        selection = prefilter.select(found.files, triggers, graph=workers)
+        selection = prefilter.select(found.files, triggers, graph=workers, max_bytes=settings.max_file_size)
         keep = set(selection.kept)
         keep.update(
-            path for path in selection.skipped if not incremental.parses(path, settings.max_file_size)
+            path
+            for path in selection.skipped
+            if selection.modules[path] not in selection.unloaded  # else known to parse
+            and not incremental.parses(path, settings.max_file_size)
         )
         files = [path for path in found.files if path in keep]
-        modules, graph = selection.modules, selection.graph
+        modules, graph, unloaded = selection.modules, selection.graph, selection.unloaded
+    # The run's files that are not loaded: never read again as context for the loaded ones.
+    outside = set(found.files) - set(files)
     groups = [files]
     if workers and graph is not None and modules is not None:
         groups = parallel.groups_of(files, modules, graph.components())
     if len(groups) > 1:
         by_name = {str(path): path for path in files}
-        for group in parallel.check_groups(settings, options, groups, check, jobs):
+        for group in parallel.check_groups(settings, options, groups, check, jobs, unloaded, outside):
             result.files.extend(group.files)
             if planned is not None:
                 context = incremental.context_of(group.context)
                 for file in group.files:
                     incremental.record(cache, planned, by_name[file.filename], file.diagnostics, context)
     else:
-        _check_in_process(linter, files, check, options, result, cache, planned)
+        linter.project.unloaded = unloaded
+        _check_in_process(linter, files, check, options, result, cache, planned, outside)
     result.files.sort(key=lambda f: f.filename)
     return result
 
 
-def _check_in_process(linter, files, check, options, result, cache, planned) -> None:
+def _check_in_process(linter, files, check, options, result, cache, planned, outside) -> None:
     by_name = {str(path): path for path in files}
     loaded = []
     with collector_paused():
@@ -125,7 +132,7 @@ def _check_in_process(linter, files, check, options, result, cache, planned) -> 
                 continue
             loaded.append(facts)
         if options.context_budget > 0:
-            load_neighbours(linter, loaded, options.context_budget)
+            load_neighbours(linter, loaded, options.context_budget, skip=outside)
         context = None
         for facts in loaded:
             path = by_name[facts.filename]

@@ -39,8 +39,18 @@ class TooDeep(Exception):
     """The text is nested deeper than Python itself can parse."""
 
 
+# Texts CPython's parser already accepted in this process (see ddplint.outline): no need to ask again.
+_accepted: set[tuple[int, int]] = set()
+
+
+def note_accepted(text: str) -> None:
+    _accepted.add((len(text), hash(text)))
+
+
 def check_depth(text: str, filename: str) -> None:
     """Raise TooDeep when CPython's parser gives up on the nesting of `text`."""
+    if (len(text), hash(text)) in _accepted:
+        return
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes etc.: not ours to report

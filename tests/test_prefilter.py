@@ -80,22 +80,75 @@ def test_findings_through_helpers_and_syntax_errors_survive_the_prefilter(tmp_pa
     assert ("broken.py", "E999") in codes  # skipped by the scan, still reported
 
 
-def test_modules_connected_to_a_trigger_in_either_direction_are_kept(tmp_path: Path) -> None:
+def test_modules_connected_to_a_trigger_are_kept_only_where_a_definition_can_matter(tmp_path: Path) -> None:
     _write(
         tmp_path,
         {
             "pkg/__init__.py": "",
-            "pkg/data.py": "from torch.utils.data import DataLoader\nfrom pkg import util\n",
-            "pkg/cli.py": "from . import data\n",
+            # Imports DataLoader but never builds one: nothing in it can take part in a finding.
+            "pkg/imports_only.py": "from torch.utils.data import DataLoader\n",
+            "pkg/data.py": """\
+                from torch.utils.data import DataLoader
+
+                def make_loader(ds):
+                    return DataLoader(ds)
+                """,
+            # Names a seed (its result may be a loader): kept, and so is what it names.
+            "pkg/cli.py": """\
+                from . import data
+                from .helpers import consume
+
+                def main(ds):
+                    consume(data.make_loader(ds))
+                """,
+            "pkg/helpers.py": "def consume(loader):\n    for batch in loader:\n        print(batch)\n",
+            # Import-connected to the seed's module, but naming nothing that matters.
             "pkg/other.py": "import pkg.cli as c\n",
-            "pkg/util.py": "def helper(model): model(1)\n",
-            "pkg/sibling.py": "from .util import helper\n",
-            "pkg/alone.py": "import os\n",
+            "pkg/models.py": "from pkg import data\n\ndef build():\n    return 1\n",
+            "pkg/util.py": "def helper(model):\n    model(1)\n",
+            "pkg/sibling.py": "from .util import helper\n\ndef f():\n    return helper(1)\n",
         },
     )
     files = sorted(tmp_path.rglob("*.py"))
-    kept = {p.name for p in prefilter.select(files, Linter().trigger_names()).kept}
-    assert kept == {"__init__.py", "data.py", "cli.py", "other.py", "util.py", "sibling.py"}
+    selection = prefilter.select(files, Linter().trigger_names())
+    assert {p.name for p in selection.kept} == {"data.py", "cli.py", "helpers.py"}
+    assert _findings([tmp_path], use_prefilter=True) == _findings([tmp_path], use_prefilter=False)
+
+
+# `backward()` is a collective in every module a wrapping program imports, also through a
+# module the prefilter does not load: `wrap.py` imports `chain`, which imports `step`.
+THROUGH_AN_UNLOADED_MODULE = {
+    "wrap.py": """\
+        import chain
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def main(model, batch):
+            model = DDP(model)
+            chain.step.update(model, batch)
+        """,
+    "chain.py": "import step\n",
+    "step.py": """\
+        import torch
+
+        def update(model, batch):
+            loss = model(batch).sum()
+            if torch.isnan(loss):
+                return
+            loss.backward()
+        """,
+}
+
+
+def test_a_program_that_wraps_reaches_modules_through_unloaded_ones(tmp_path: Path) -> None:
+    _write(tmp_path, THROUGH_AN_UNLOADED_MODULE)
+    selection = prefilter.select(sorted(tmp_path.glob("*.py")), Linter().trigger_names())
+    assert {p.name for p in selection.skipped} == {"chain.py"}
+    assert selection.unloaded == {"chain": ("step",)}
+    with_filter = _findings([tmp_path], use_prefilter=True)
+    assert with_filter == _findings([tmp_path], use_prefilter=False)
+    assert [(Path(f).name, start.row, code) for f, start, _, code, _ in with_filter] == [
+        ("step.py", 6, "DDP004")
+    ]
 
 
 def test_a_rule_without_triggers_turns_the_prefilter_off(tmp_path: Path) -> None:

@@ -76,25 +76,31 @@ class Analysis:
         if self._distributed is None:
             wrappers = cat.DDP_WRAPPERS | cat.DISTRIBUTED_ENGINES
             files = self.project.files.values()
-            todo = [f for f in files if any(call.name in wrappers for call in f.all_calls())]
-            reached: set[str] = set()
+            todo: list = [f for f in files if any(call.name in wrappers for call in f.all_calls())]
+            reached: set[str] = set()  # file names, and names of modules the run did not load
             while todo:
                 module = todo.pop()
-                if module.filename in reached:
+                unloaded = isinstance(module, str)
+                key = module if unloaded else module.filename
+                if key in reached:
                     continue
-                reached.add(module.filename)
-                todo.extend(self._imported(module))
+                reached.add(key)
+                targets = self.project.unloaded[module] if unloaded else module.imports.aliases.values()
+                todo.extend(self._imported(targets))
             self._distributed = reached
         return facts.filename in self._distributed
 
-    def _imported(self, facts: ModuleFacts) -> list[ModuleFacts]:
-        found = []
-        for target in facts.imports.aliases.values():
+    def _imported(self, targets) -> list:
+        """The project modules `targets` (what import statements bind) name: loaded ones as
+        facts, the ones the run skipped (see ddplint.prefilter) by name."""
+        found: list = []
+        for target in targets:
             parts = target.split(".")
             for cut in range(len(parts), 0, -1):
-                module = self.project.modules.get(".".join(parts[:cut]))
-                if module is not None:
-                    found.append(module)
+                name = ".".join(parts[:cut])
+                module = self.project.modules.get(name)
+                if module is not None or name in self.project.unloaded:
+                    found.append(module or name)
                     break
         return found
 

@@ -44,13 +44,14 @@ class SwallowedExceptionInStep(Rule):
             return
         for scope in facts.scopes:
             for node in _tries_in_loops(scope):
+                swallowing = [(h, a) for h in node.handlers if (a := _swallows(facts, h)) is not None]
+                if not swallowing:
+                    continue  # cheaper than finding the step: most handlers re-raise or stop
                 step = self._step_call(ctx, facts, scope, node)
                 if step is None:
                     continue
-                for handler in node.handlers:
-                    action = _swallows(facts, handler)
-                    if action is not None:
-                        self._report(ctx, handler, step, action)
+                for handler, action in swallowing:
+                    self._report(ctx, handler, step, action)
 
     def _step_call(self, ctx: Context, facts: ModuleFacts, scope: Scope, node: cst.Try) -> CallSite | None:
         """The call of the `try` body that synchronises ranks: a backward pass first, then a

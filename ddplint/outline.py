@@ -1,0 +1,139 @@
+"""A module's outline: its top-level definitions, the names each one spells, and its imports.
+
+Read with CPython's own parser (`ast`, about ten times faster than libcst) and dropped at once:
+the prefilter links definitions across modules with it, so that only the modules holding a
+definition that can matter to a finding are parsed with libcst (see ddplint.prefilter).
+Names are taken from each definition's text, strings and comments included: spelling too much
+costs a parse, never a finding.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from dataclasses import dataclass
+
+from ddplint.names import ImportMap
+from ddplint.safeparse import note_accepted
+
+MODULE = ""  # the module's own statements, as one definition
+
+# A dotted name as written, `a.b .c` across lines inside brackets included.
+_DOTTED = re.compile(r"[^\W\d]\w*(?:\s*\.\s*[^\W\d]\w*)*")
+_SPACE = re.compile(r"\s+")
+_COMPOUND_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+# Clauses holding their statements one level down: `except` handlers and `match` cases.
+_CLAUSES = tuple(c for c in (ast.excepthandler, getattr(ast, "match_case", None)) if c is not None)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class Outline:
+    # Definition (a top-level function or class, or MODULE) → the dotted names its text spells.
+    names: dict[str, frozenset[str]]
+    # Definitions whose text, read with the module's imports, spells a trigger.
+    triggered: frozenset[str]
+    # Every binding each imported local name may have (a name imported in two branches has two).
+    bindings: dict[str, frozenset[str]]
+    stars: tuple[str, ...]  # modules imported with `*`
+    # What the module's import statements bind, exactly as the facts walker records them.
+    imports: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {
+            "names": {k: sorted(v) for k, v in self.names.items()},
+            "triggered": sorted(self.triggered),
+            "bindings": {k: sorted(v) for k, v in self.bindings.items()},
+            "stars": list(self.stars),
+            "imports": list(self.imports),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Outline:
+        return cls(
+            names={k: frozenset(v) for k, v in data["names"].items()},
+            triggered=frozenset(data["triggered"]),
+            bindings={k: frozenset(v) for k, v in data["bindings"].items()},
+            stars=tuple(data["stars"]),
+            imports=tuple(data["imports"]),
+        )
+
+
+def outline(text: str, filename: str, module_name: str, is_package: bool, mentions) -> Outline:
+    """The outline of a module's source; `mentions(bytes)` says whether text spells a trigger.
+
+    Raises SyntaxError (or ValueError, RecursionError, MemoryError) when CPython cannot parse it.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escapes etc.: not ours to report
+        tree = ast.parse(text, filename)
+    note_accepted(text)  # libcst's parse of it needs no depth check
+    imports = ImportMap(module_name, is_package)
+    bindings: dict[str, set[str]] = {}
+    stars: list[str] = []
+    import_lines: list[str] = []
+    lines = text.splitlines(keepends=True)
+
+    def segment(node: ast.AST) -> str:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        return "".join(lines[first - 1 : node.end_lineno])
+
+    def visit(statements: list[ast.stmt], top_scope: bool) -> None:
+        # In source order, as the facts walker binds them: a function's own imports never
+        # override the module's.
+        for stmt in statements:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                _bind(stmt, imports, bindings, stars, top_scope)
+                import_lines.append(segment(stmt))
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(stmt.body, False)
+            elif isinstance(stmt, ast.ClassDef):
+                visit(stmt.body, top_scope)
+            else:
+                for field in _COMPOUND_BODIES:
+                    for child in getattr(stmt, field, ()):
+                        visit(child.body if isinstance(child, _CLAUSES) else [child], top_scope)
+
+    visit(tree.body, True)
+    import_text = "\n".join(import_lines).encode("utf-8", "surrogatepass")
+    texts: dict[str, list[str]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, _DEFINITIONS):
+            texts.setdefault(stmt.name, []).append(segment(stmt))
+        elif not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            # An import runs the imported module's statements, which are checked where they are.
+            texts.setdefault(MODULE, []).append(segment(stmt))
+    texts.setdefault(MODULE, [])
+    names: dict[str, frozenset[str]] = {}
+    triggered = set()
+    for name, parts in texts.items():
+        body = "".join(parts)
+        names[name] = frozenset(_SPACE.sub("", m) if "." in m else m for m in _DOTTED.findall(body))
+        if body and mentions(body.encode("utf-8", "surrogatepass") + b"\n" + import_text):
+            triggered.add(name)
+    return Outline(
+        names=names,
+        triggered=frozenset(triggered),
+        bindings={k: frozenset(v) for k, v in bindings.items()},
+        stars=tuple(stars),
+        imports=tuple(sorted(set(imports.aliases.values()))),
+    )
+
+
+def _bind(stmt, imports: ImportMap, bindings: dict[str, set[str]], stars: list[str], override: bool) -> None:
+    if isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            imports.add_import(alias.name, alias.asname, override)
+            local = alias.asname or alias.name.split(".")[0]
+            bindings.setdefault(local, set()).add(alias.name if alias.asname else local)
+        return
+    base = imports.from_base(stmt.module or "", stmt.level)
+    if any(alias.name == "*" for alias in stmt.names):
+        if base:
+            stars.append(base)
+        return
+    pairs = [(alias.name, alias.asname) for alias in stmt.names]
+    imports.add_from(stmt.module or "", stmt.level, pairs, override)
+    for name, asname in pairs:
+        bindings.setdefault(asname or name, set()).add(f"{base}.{name}" if base else name)
