@@ -1,15 +1,18 @@
-"""A byte scan that spares the parser the files no finding can involve.
+"""Sparing the parser the files no finding can involve, in two passes.
 
-Every finding needs one of the enabled rules' triggers (`DataLoader`, `dist.all_reduce`, a DDP
-wrapper, ...) spelled in a module of the run that is connected to the finding's file by
-imports, in either direction: a training script with no torch token reaches `dist.all_reduce`
-through its own helpers, and a helper with no torch token is simulated with the DDP model its
-caller passes. So the run keeps every module connected to a file that spells a trigger, and
-skips the rest: not parsed, not checked (only syntax-checked, so E999 is still reported).
+The byte scan: every finding needs one of the enabled rules' triggers (`DataLoader`,
+`dist.all_reduce`, a DDP wrapper, ...) spelled in a module of the run that is connected to the
+finding's file by imports, in either direction. Modules connected to no such module are
+skipped without being read further (only syntax-checked, so E999 is still reported).
 
-The scan over-approximates (a trigger in a comment, an import in a docstring, every module a
-`from` import could name): a false alarm costs a parse, never a finding. Calls spelled through
-a name the module never imports are not followed.
+The definition pass: in a package whose `__init__` re-exports everything, every module is
+connected to every other, so each kept module is outlined (ddplint.outline: CPython's parser,
+tree dropped at once) and its top-level definitions linked to the ones they name. A module is
+parsed with libcst only when it holds a definition that spells a trigger or a rank, names one
+(directly or not), or is named by one of those (see `refine` for why that is enough).
+
+Both passes over-approximate (a trigger in a comment, a name in a string): a false alarm costs a
+parse, never a finding. Calls spelled through a name the module never imports are not followed.
 """
 
 from __future__ import annotations

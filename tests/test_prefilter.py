@@ -10,7 +10,8 @@ import pytest
 
 from ddplint import prefilter
 from ddplint.config import Settings
-from ddplint.linter import Linter
+from ddplint.linter import Linter, LoadError
+from ddplint.outline import MODULE, Outline, outline
 from ddplint.runner import RunOptions, run
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -203,3 +204,48 @@ def test_torch_distributed_sources_give_the_same_findings_with_and_without_the_p
     selection = prefilter.select(files, Linter().trigger_names())
     assert selection.skipped, "the scan should spare some of these files"
     assert _findings(corpus, use_prefilter=True) == _findings(corpus, use_prefilter=False)
+
+
+def test_outlines_bind_imports_exactly_as_the_facts_walker_does() -> None:
+    # The analysis follows imports through unloaded modules with these: they must be the same.
+    linter = Linter()
+    checked = 0
+    for path in sorted(FIXTURES.rglob("*.py")):
+        try:
+            facts = linter.load(str(path))
+        except LoadError:
+            continue
+        found = outline(facts.source.text, str(path), facts.module_name, path.name == "__init__.py", bool)
+        assert found.imports == tuple(sorted(set(facts.imports.aliases.values()))), path
+        checked += 1
+    assert checked > 300
+
+
+def test_names_resolve_through_re_exports_and_star_imports() -> None:
+    def of(text: str, module: str, is_package: bool = False) -> Outline:
+        return outline(textwrap.dedent(text), f"{module}.py", module, is_package, bool)
+
+    graph = prefilter.DefinitionGraph(
+        {
+            "pkg": of("from .core import *\nfrom .util import helper as public\n", "pkg", True),
+            "pkg.core": of("def build():\n    return 1\n", "pkg.core"),
+            "pkg.util": of("LIMIT = 3\n\ndef helper():\n    return LIMIT\n", "pkg.util"),
+            "main": of(
+                """\
+                import pkg
+                from pkg import public
+
+                def run():
+                    return pkg.build() + public() + pkg.missing
+                """,
+                "main",
+            ),
+        }
+    )
+    assert graph.edges[("main", "run")] == {
+        ("pkg.core", "build"),  # star-imported into the package
+        ("pkg.util", "helper"),  # re-exported under another name
+        ("pkg", MODULE),  # `pkg.missing`: whatever the package's own statements make it
+        ("main", MODULE),  # the module's globals
+    }
+    assert graph.edges[("pkg.util", "helper")] == {("pkg.util", MODULE)}
