@@ -257,6 +257,11 @@ class ModuleFacts:
         start, end = self.span(node)
         return self.source.text[start:end]
 
+    def text_of(self, node: cst.CSTNode) -> str:
+        """A node's code, generated from the node alone: for messages about modules that may
+        report nothing, where computing every position (`code`) would cost more."""
+        return self.tree.code_for_node(node)
+
     def values_of(self, scope: Scope, dotted: str) -> list[cst.BaseExpression]:
         """Values assigned to a local name or to a `self.attr` of the scope's class."""
         if dotted.startswith("self.") and scope.class_name is not None:

@@ -893,7 +893,7 @@ class Simulator:
     # Helpers -----------------------------------------------------------------------------
 
     def _text(self, node: cst.CSTNode) -> str:
-        text = self.facts.code(node) if node in self.facts.spans else ""
+        text = self.facts.text_of(node)
         text = " ".join(text.split())
         return text if len(text) <= 60 else text[:57] + "..."
 

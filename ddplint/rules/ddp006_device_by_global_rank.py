@@ -85,20 +85,20 @@ def _sinks(facts: ModuleFacts):
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         name = call.name or ""
         if name in SET_DEVICE and positional:
-            yield call.scope, f"`{name.rsplit('.', 1)[-1]}({facts.code(positional[0])})`", positional[0]
+            yield call.scope, f"`{name.rsplit('.', 1)[-1]}({facts.text_of(positional[0])})`", positional[0]
         elif name == "torch.device":
             if len(positional) == 2 and _string_value(positional[0]) == "cuda":
                 yield (
                     call.scope,
-                    f"`torch.device({facts.code(positional[0])}, {facts.code(positional[1])})`",
+                    f"`torch.device({facts.text_of(positional[0])}, {facts.text_of(positional[1])})`",
                     positional[1],
                 )
             elif len(positional) == 1 and not isinstance(
                 positional[0], (cst.SimpleString, cst.FormattedString)
             ):
-                yield call.scope, f"`torch.device({facts.code(positional[0])})`", positional[0]
+                yield call.scope, f"`torch.device({facts.text_of(positional[0])})`", positional[0]
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda") and positional:
-            yield call.scope, f"`.{node.func.attr.value}({facts.code(positional[0])})`", positional[0]
+            yield call.scope, f"`.{node.func.attr.value}({facts.text_of(positional[0])})`", positional[0]
         for arg in node.args:
             if arg.keyword is None:
                 continue
@@ -109,9 +109,9 @@ def _sinks(facts: ModuleFacts):
                 and isinstance(arg.value, (cst.List, cst.Tuple))
             ):
                 for element in arg.value.elements:
-                    yield call.scope, f"`device_ids={facts.code(arg.value)}`", element.value
+                    yield call.scope, f"`device_ids={facts.text_of(arg.value)}`", element.value
             elif keyword in DEVICE_KEYWORDS:
-                yield call.scope, f"`{keyword}={facts.code(arg.value)}`", arg.value
+                yield call.scope, f"`{keyword}={facts.text_of(arg.value)}`", arg.value
     if "cuda:" in facts.source.text:
         for scope in facts.scopes:
             for node in _own_expressions(scope):
@@ -128,14 +128,14 @@ def _device_strings(facts: ModuleFacts, scope: Scope, node: cst.CSTNode):
             and parts[0].value.endswith(DEVICE_PREFIXES)
             and isinstance(parts[1], cst.FormattedStringExpression)
         ):
-            yield scope, f"`{facts.code(node)}`", parts[1].expression
+            yield scope, f"`{facts.text_of(node)}`", parts[1].expression
     elif isinstance(node, cst.BinaryOperation):
         text = _string_value(node.left)
         if text is None:
             return
         percent = isinstance(node.operator, cst.Modulo) and text in ("cuda:%d", "cuda:%s", "cuda:%i")
         if percent or (isinstance(node.operator, cst.Add) and text == "cuda:"):
-            yield scope, f"`{facts.code(node)}`", node.right
+            yield scope, f"`{facts.text_of(node)}`", node.right
     elif isinstance(node, cst.Call):
         func = node.func
         if (
@@ -145,7 +145,7 @@ def _device_strings(facts: ModuleFacts, scope: Scope, node: cst.CSTNode):
             and len(node.args) == 1
             and node.args[0].keyword is None
         ):
-            yield scope, f"`{facts.code(node)}`", node.args[0].value
+            yield scope, f"`{facts.text_of(node)}`", node.args[0].value
 
 
 def _own_expressions(scope: Scope):
