@@ -33,7 +33,7 @@ class Plan:
     unloaded: dict[str, tuple[str, ...]] = field(default_factory=dict)  # see prefilter.Selection
 
 
-def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool) -> Plan:
+def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool, jobs: int = 1) -> Plan:
     triggers = linter.trigger_names()
     words = prefilter.trigger_words(triggers or ())
     modules = prefilter.module_names(files)
@@ -67,16 +67,12 @@ def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool
     if use_prefilter and triggers is not None:
         selection = prefilter.split(files, modules, scans)
         words = prefilter.outline_words(triggers)
-        outlines = {}
-        for path in selection.kept:
-            entry = entries.get(path)
-            if entry is not None and not entry.outlined:
-                entry.outline = prefilter.outline_of(
-                    path, modules[path], words, linter.settings.max_file_size
-                )
-                entry.outlined = True
-                dirty.add(path)
-            outlines[path] = None if entry is None else entry.outline
+        missing = [p for p in selection.kept if p in entries and not entries[p].outlined]
+        read = prefilter.outline_files(missing, modules, words, linter.settings.max_file_size, jobs)
+        for path, found in read.items():
+            entries[path].outline, entries[path].outlined = found, True
+            dirty.add(path)
+        outlines = {p: entries[p].outline if p in entries else None for p in selection.kept}
         selection = prefilter.refine(selection, outlines)
         needed, unloaded = set(selection.kept), selection.unloaded
         for path in files:

@@ -15,7 +15,6 @@ import warnings
 from dataclasses import dataclass
 
 from ddplint.names import ImportMap
-from ddplint.safeparse import note_accepted
 
 MODULE = ""  # the module's own statements, as one definition
 
@@ -68,7 +67,6 @@ def outline(text: str, filename: str, module_name: str, is_package: bool, mentio
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escapes etc.: not ours to report
         tree = ast.parse(text, filename)
-    note_accepted(text)  # libcst's parse of it needs no depth check
     imports = ImportMap(module_name, is_package)
     bindings: dict[str, set[str]] = {}
     stars: list[str] = []

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ddplint.names import module_name_for, relative_base
 from ddplint.outline import MODULE, Outline, outline
+from ddplint.safeparse import accepted_key, note_accepted
 
 # `from ..pkg.mod import (a, b as c)`, `from . import x`, with backslash continuations.
 _FROM = re.compile(rb"\bfrom[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n#;\\]|\\\r?\n)*)")
@@ -198,7 +199,12 @@ def module_names(files: list[Path]) -> dict[Path, str]:
 
 
 def select(
-    files: list[Path], trigger_names: Iterable[str] | None, *, graph: bool = False, max_bytes: int = 0
+    files: list[Path],
+    trigger_names: Iterable[str] | None,
+    *,
+    graph: bool = False,
+    max_bytes: int = 0,
+    jobs: int = 1,
 ) -> Selection:
     """Split `files` (order kept) into those the run must parse and those it can skip.
 
@@ -218,8 +224,7 @@ def select(
     if trigger_names is None:
         return Selection(list(files), [], modules, ImportGraph(modules, scans))
     selection = split(files, modules, scans)
-    seeds = outline_words(trigger_names)
-    outlines = {path: outline_of(path, modules[path], seeds, max_bytes) for path in selection.kept}
+    outlines = outline_files(selection.kept, modules, outline_words(trigger_names), max_bytes, jobs)
     return refine(selection, outlines)
 
 
@@ -246,11 +251,40 @@ def outline_of(
     path: Path, module_name: str, words: list[tuple[bytes, ...]], max_bytes: int
 ) -> Outline | None:
     """The module's outline; None when it does not read or parse (the full load reports why)."""
+    return outline_files([path], {path: module_name}, words, max_bytes, 1)[path]
+
+
+# Outlining costs a tenth of a libcst parse: below this many files a pool costs more than it saves.
+POOL_THRESHOLD = 64
+
+
+def outline_files(
+    paths: list[Path], modules: dict[Path, str], words: list[tuple[bytes, ...]], max_bytes: int, jobs: int
+) -> dict[Path, Outline | None]:
+    """`outline_of` for each path, in worker processes when there are many."""
+    tasks = [(path, modules[path], words, max_bytes) for path in paths]
+    if jobs > 1 and len(tasks) >= POOL_THRESHOLD:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(_outline_task, tasks, chunksize=max(1, len(tasks) // (4 * jobs))))
+    else:
+        results = [_outline_task(task) for task in tasks]
+    out = {}
+    for path, (found, accepted) in zip(paths, results):
+        if accepted is not None:
+            note_accepted(accepted)  # libcst's parse of this text needs no depth check
+        out[path] = found
+    return out
+
+
+def _outline_task(task) -> tuple[Outline | None, tuple[int, int] | None]:
     from ddplint.linter import LoadError, read_source
 
+    path, module_name, words, max_bytes = task
     try:
         source = read_source(str(path), None, max_bytes)
-        return outline(
+        found = outline(
             source.text,
             str(path),
             module_name,
@@ -258,7 +292,8 @@ def outline_of(
             lambda text: mentions(text, words),
         )
     except (LoadError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        return None, None
+    return found, accepted_key(source.text)
 
 
 def refine(selection: Selection, outlines: dict[Path, Outline | None]) -> Selection:

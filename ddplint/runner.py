@@ -76,14 +76,16 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
     planned = None
     check: set[Path] | None = None  # None: every loaded file
     if cache is not None:
-        planned = incremental.plan(found.files, linter, cache, use_prefilter=options.prefilter)
+        planned = incremental.plan(found.files, linter, cache, use_prefilter=options.prefilter, jobs=jobs)
         files, check, modules, graph = planned.load, planned.check, planned.modules, planned.graph
         unloaded = planned.unloaded
         for path, diagnostics in planned.cached.items():
             result.files.append(FileResult(str(path), _revived(path, diagnostics)))
     else:
         triggers = linter.trigger_names() if options.prefilter else None
-        selection = prefilter.select(found.files, triggers, graph=workers, max_bytes=settings.max_file_size)
+        selection = prefilter.select(
+            found.files, triggers, graph=workers, max_bytes=settings.max_file_size, jobs=jobs
+        )
         keep = set(selection.kept)
         keep.update(
             path

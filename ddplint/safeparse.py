@@ -43,13 +43,18 @@ class TooDeep(Exception):
 _accepted: set[tuple[int, int]] = set()
 
 
-def note_accepted(text: str) -> None:
-    _accepted.add((len(text), hash(text)))
+def accepted_key(text: str) -> tuple[int, int]:
+    # `hash` is salted per interpreter: keys noted by a forked worker hold; others just miss.
+    return (len(text), hash(text))
+
+
+def note_accepted(key: tuple[int, int]) -> None:
+    _accepted.add(key)
 
 
 def check_depth(text: str, filename: str) -> None:
     """Raise TooDeep when CPython's parser gives up on the nesting of `text`."""
-    if (len(text), hash(text)) in _accepted:
+    if accepted_key(text) in _accepted:
         return
     try:
         with warnings.catch_warnings():
