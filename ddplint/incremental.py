@@ -62,10 +62,16 @@ def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool
         entries[path] = entry
         scans[path] = entry.scan
     graph = prefilter.ImportGraph(modules, scans)
-    needed = set(files)
-    unloaded: dict[str, tuple[str, ...]] = {}
-    if use_prefilter and triggers is not None:
-        selection = prefilter.split(files, modules, scans)
+    keys = _component_keys(files, modules, contents, graph, linter)
+    context = _ContextCheck()
+    stale_keys = {keys[p] for p in files if not _fresh(entries.get(p), keys[p], context)}
+    stale = [p for p in files if keys[p] in stale_keys]
+    result = Plan([], set(), keys=keys, entries=entries, modules=modules, graph=graph)
+    result.cached = {p: entries[p].diagnostics for p in files if keys[p] not in stale_keys}
+    # Only the components with a change are selected, outlined and parsed again.
+    needed = set(stale)
+    if use_prefilter and triggers is not None and stale:
+        selection = prefilter.split(stale, {p: modules[p] for p in stale}, {p: scans[p] for p in stale})
         words = prefilter.outline_words(triggers)
         missing = [p for p in selection.kept if p in entries and not entries[p].outlined]
         read = prefilter.outline_files(missing, modules, words, linter.settings.max_file_size, jobs)
@@ -74,38 +80,34 @@ def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool
             dirty.add(path)
         outlines = {p: entries[p].outline if p in entries else None for p in selection.kept}
         selection = prefilter.refine(selection, outlines)
-        needed, unloaded = set(selection.kept), selection.unloaded
-        for path in files:
+        needed, result.unloaded = set(selection.kept), selection.unloaded
+        for path in stale:
             entry = entries.get(path)
-            if path in needed or entry is None or modules[path] in unloaded:
-                continue  # kept, unreadable (the load reports it), or known to parse
-            if entry.parses is None:
+            if path in needed or entry is None:
+                continue  # kept, or unreadable (the load reports it)
+            if modules[path] not in result.unloaded and entry.parses is None:
                 entry.parses = parses(path, linter.settings.max_file_size)
-                dirty.add(path)
-            if not entry.parses:
+            if modules[path] not in result.unloaded and not entry.parses:
                 needed.add(path)
-    keys = _component_keys(files, modules, contents, graph, linter)
-    result = Plan([], set(), keys=keys, entries=entries, modules=modules, graph=graph, unloaded=unloaded)
-    stale_components = set()
-    context = _ContextCheck()
-    for path in files:
-        if path not in needed:
-            continue
-        entry = entries.get(path)
-        if (
-            entry is not None
-            and entry.key == keys[path]
-            and entry.diagnostics is not None
-            and context.unchanged(entry.context)
-        ):
-            result.cached[path] = entry.diagnostics
-        else:
-            result.check.add(path)
-            stale_components.add(keys[path])
-    result.load = [p for p in files if p in needed and keys[p] in stale_components]
+                continue
+            # Skipped: no findings under this key, so the next run reuses that without a look.
+            entry.key, entry.diagnostics, entry.context = keys[path], [], []
+            dirty.add(path)
+    result.check = needed
+    result.load = [p for p in files if p in needed]
     for path in dirty - result.check:
         cache.store(path, entries[path])  # scans and syntax checks of files not checked now
     return result
+
+
+def _fresh(entry: Entry | None, key: str, context: _ContextCheck) -> bool:
+    """Whether an entry holds findings computed under `key`, around unchanged context modules."""
+    return (
+        entry is not None
+        and entry.key == key
+        and entry.diagnostics is not None
+        and context.unchanged(entry.context)
+    )
 
 
 def record(
