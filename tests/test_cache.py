@@ -106,6 +106,20 @@ def test_a_warm_run_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert _findings(tmp_path, cache=True)
 
 
+def test_a_warm_run_selects_nothing_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Files the prefilter skipped are stored as having no findings: nothing is outlined again.
+    _write(tmp_path, PROJECT)
+    cold = _findings(tmp_path, cache=True)
+    from ddplint import prefilter
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("selected again")
+
+    monkeypatch.setattr(prefilter, "outline", refuse)
+    monkeypatch.setattr(prefilter, "refine", refuse)
+    assert _findings(tmp_path, cache=True) == cold
+
+
 def test_the_cache_folder_is_tagged_ignored_and_holds_whole_entries(tmp_path: Path) -> None:
     _write(tmp_path, PROJECT)
     _findings(tmp_path, cache=True)
