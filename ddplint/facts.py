@@ -161,6 +161,19 @@ _SKIP_FIELDS = frozenset(
 _FIELDS_BY_TYPE: dict[type, tuple[str, ...]] = {}
 
 
+# `isinstance` against CSTNode, an ABC, is slow; each concrete type is asked once.
+_NODE_KINDS: set[type] = set()
+_OTHER_KINDS: set[type] = {type(None), str, tuple, list}
+
+
+def _is_node_kind(kind: type) -> bool:
+    if issubclass(kind, cst.CSTNode):
+        _NODE_KINDS.add(kind)
+        return True
+    _OTHER_KINDS.add(kind)
+    return False
+
+
 def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Syntactic children of a node, without whitespace and punctuation."""
     kind = type(node)
@@ -169,12 +182,19 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
         names = tuple(f.name for f in dataclasses.fields(kind) if f.name not in _SKIP_FIELDS)
         _FIELDS_BY_TYPE[kind] = names
     out: list[cst.CSTNode] = []
+    nodes, others = _NODE_KINDS, _OTHER_KINDS
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        if kind in nodes:
             out.append(value)
-        elif isinstance(value, (tuple, list)):
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+        elif kind is tuple or kind is list:
+            for item in value:
+                item_kind = type(item)
+                if item_kind in nodes or (item_kind not in others and _is_node_kind(item_kind)):
+                    out.append(item)
+        elif kind not in others and _is_node_kind(kind):
+            out.append(value)
     return out
 
 
@@ -438,17 +458,20 @@ class _Walker:
         stack: list[tuple[cst.CSTNode, str | None]] = [(node, target)]
         while stack:
             current, current_target = stack.pop()
-            if isinstance(current, cst.Call):
+            kind = type(current)  # concrete node classes: cheaper than isinstance on an ABC
+            if kind is cst.Call:
                 name = dotted_name(current.func)
                 resolved = self.facts.imports.resolve_dotted(name) if name else None
                 self.scope.calls.append(CallSite(current, resolved, self.scope, self.loop, current_target))
-            elif isinstance(current, cst.Yield):
+            elif kind is cst.Yield:
                 self.scope.is_generator = True
-            elif isinstance(current, cst.Name) and current.value in RANK_WORDS:
-                self.scope.rank_names.add(current.value)
-            elif isinstance(current, cst.Attribute) and current.attr.value in RANK_WORDS:
+            elif kind is cst.Name:
+                if current.value in RANK_WORDS:
+                    self.scope.rank_names.add(current.value)
+                continue  # no children
+            elif kind is cst.Attribute and current.attr.value in RANK_WORDS:
                 self.scope.rank_names.add(current.attr.value)
-            elif isinstance(current, cst.IfExp) and current_target is not None:
+            elif kind is cst.IfExp and current_target is not None:
                 stack.append((current.orelse, current_target))
                 stack.append((current.test, None))
                 stack.append((current.body, current_target))
