@@ -21,6 +21,8 @@ from ddplint.rules import RULES_BY_CODE
 
 pytestmark = [
     pytest.mark.e2e,
+    # One run at a time: two runs side by side would share the cores between four ranks.
+    pytest.mark.xdist_group("e2e"),
     pytest.mark.skipif(
         importlib.util.find_spec("torch") is None,
         reason="torch is not installed: the 2-rank runs need it (pip install torch==2.13.0)",
