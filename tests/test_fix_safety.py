@@ -3,6 +3,7 @@ are never written; a second run changes nothing; --diff writes nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -178,28 +179,34 @@ def _fix_in_child(folder: Path) -> subprocess.Popen:
     )
 
 
+def _kill_after_writes(child: subprocess.Popen, folder: Path, old_size: int, writes: int) -> None:
+    """SIGKILL `child` as soon as `writes` files of `folder` have their new size (or it ends)."""
+    while child.poll() is None:
+        written = 0
+        for entry in os.scandir(folder):
+            with contextlib.suppress(FileNotFoundError):  # a temporary file renamed meanwhile
+                written += entry.name.endswith(".py") and entry.stat().st_size != old_size
+        if written >= writes:
+            child.send_signal(signal.SIGKILL)
+            break
+    child.wait()
+
+
 def test_killed_run_leaves_old_or_new_files(tmp_path: Path) -> None:
-    """SIGKILL a real `--fix` run while it writes: every file is the old or the new text."""
+    """SIGKILL a real `--fix` run while it writes: every file is the old or the new text.
+
+    The run is killed once it has written its first file, half of them, all but two: the files
+    are watched, so the kill lands while the run writes, however busy the machine is."""
     count = 40
     old, new = GOOD + "x = 1\n" * 300, GOOD_FIXED + "x = 1\n" * 300
-
-    def populate(folder: Path) -> None:
+    assert len(old) != len(new)
+    mixed = 0
+    for attempt, writes in enumerate((1, count // 2, count - 2)):
+        folder = tmp_path / f"run{attempt}"
         folder.mkdir()
         for i in range(count):
             (folder / f"m{i}.py").write_text(old)
-
-    populate(tmp_path / "timing")
-    start = time.monotonic()
-    _fix_in_child(tmp_path / "timing").wait()
-    whole = time.monotonic() - start
-    mixed = 0
-    for attempt, fraction in enumerate((0.7, 0.85, 0.95)):
-        folder = tmp_path / f"run{attempt}"
-        populate(folder)
-        child = _fix_in_child(folder)
-        time.sleep(whole * fraction)
-        child.send_signal(signal.SIGKILL)
-        child.wait()
+        _kill_after_writes(_fix_in_child(folder), folder, len(old), writes)
         texts = [(folder / f"m{i}.py").read_text() for i in range(count)]
         assert all(text in (old, new) for text in texts)
         mixed += old in texts and new in texts

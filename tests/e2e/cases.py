@@ -90,9 +90,17 @@ class Case:
     check_fixed: Callable[[Outcome], None] = completes_agreeing
     # The issue that specifies the rule describes an automatic fix for this pattern.
     autofix: bool = True
+    # The hand-fixed variant repairs the script otherwise than the automatic fix does (not only
+    # other names and docstrings), so its run proves something the automatic fix's run does not.
+    own_hand_fix: bool = False
     # A known false negative of the rule: its proof through ddplint must fail until the rule
     # reports the script (the test is a strict xfail, so it turns red once the gap closes).
     known_miss: str | None = None
+
+    @property
+    def autofix_is_run(self) -> bool:
+        """`--fix --unsafe-fixes` must fix the script, and its copy is run (a test fails otherwise)."""
+        return self.autofix and not self.known_miss
 
     @property
     def path(self) -> Path:
@@ -113,6 +121,7 @@ CASES = [
         "ddp001_seed_article.py",
         "`ValueError` at the `DataLoader`'s construction",
         raises_at_construction,
+        own_hand_fix=True,  # the seed article's own fix: `drop_last=True`, `set_to_none=True`
     ),
     Case(
         "DDP002",

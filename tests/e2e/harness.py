@@ -16,9 +16,11 @@ loop is over. The outcome is one of
 - ``raised``: a rank ended with an ordinary error (its exception is kept), or a rank's collective
   failed because its peer exited without entering it (gloo's "Connection closed by peer").
 
-Nothing here imports torch: the scripts do, in their own processes. (Forking the ranks from one
-process that has imported torch would halve the start-up cost, but a forked rank occasionally
-hung in the teardown after `destroy_process_group()`; fresh interpreters never did.)
+Nothing here imports torch. The ranks are forked from `launcher.py`, one process started once
+that has imported torch and nothing more (importing torch is most of what a fresh interpreter
+would spend on a run); a rank leaves without the interpreter's teardown, where a forked rank once
+hung now and then after `destroy_process_group()`. `DDPLINT_E2E_FRESH=1` starts every rank as a
+fresh interpreter instead (`python -X faulthandler script.py`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import contextlib
 import json
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -41,6 +44,8 @@ WORLD_SIZE = 2
 PG_TIMEOUT = float(os.environ.get("DDPLINT_E2E_PG_TIMEOUT", "4"))
 # Seconds a whole run may take before every process of it is killed.
 WALL_LIMIT = float(os.environ.get("DDPLINT_E2E_WALL_LIMIT", "60"))
+# Start every rank as a fresh interpreter rather than fork it from the launcher.
+FRESH = os.environ.get("DDPLINT_E2E_FRESH", "") == "1"
 
 REPORT_PREFIX = "E2E "
 # Printed by a script as its very last statement, after `destroy_process_group()`.
@@ -278,7 +283,7 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _dump_stacks(procs: list[subprocess.Popen]) -> None:
+def _dump_stacks(procs: list) -> None:
     """Make every rank still running print its Python stacks (`-X faulthandler` on SIGABRT)."""
     for proc in procs:
         if proc.poll() is None:
@@ -287,44 +292,115 @@ def _dump_stacks(procs: list[subprocess.Popen]) -> None:
     time.sleep(0.5)
 
 
+class _Launcher:
+    """`launcher.py`, started once per test process: it forks the ranks and reports their ends."""
+
+    _running: _Launcher | None = None
+
+    def __init__(self) -> None:
+        env = rank_env(0, 0)
+        for name in ("MASTER_ADDR", "MASTER_PORT", "RANK", "LOCAL_RANK"):
+            env.pop(name)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-X", "faulthandler", str(Path(__file__).with_name("launcher.py"))],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,
+        )
+        self.pending = b""
+
+    @classmethod
+    def get(cls) -> _Launcher:
+        if cls._running is None or cls._running.proc.poll() is not None:
+            cls._running = cls()
+        return cls._running
+
+    def send(self, request: dict) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(request) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def receive(self, deadline: float | None = None) -> dict | None:
+        """The next answer; None when the deadline passes first."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.pending:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([fd], [], [], wait)[0]:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise RuntimeError(f"the rank launcher ended (exit code {self.proc.wait()})")
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return json.loads(line)
+
+
+@dataclass
+class _Forked:
+    """A rank forked by the launcher, with what `run_ranks` needs of a `subprocess.Popen`."""
+
+    pid: int
+    returncode: int | None = None
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        os.kill(self.pid, sig)
+
+
+def _launch(script: Path, folder: Path, port: int, env: dict[str, str] | None, limit: float, start: float):
+    """Run the ranks forked by the launcher; return them and the ranks killed at the limit."""
+    launcher = _Launcher.get()
+    launcher.send(
+        {
+            "script": str(script),
+            "cwd": str(script.parent),
+            "ranks": [
+                {
+                    "env": rank_env(rank, port, env),
+                    "stdout": str(folder / f"rank{rank}.out"),
+                    "stderr": str(folder / f"rank{rank}.err"),
+                }
+                for rank in range(WORLD_SIZE)
+            ],
+        }
+    )
+    started = launcher.receive()
+    assert started is not None
+    procs = [_Forked(pid) for pid in started["pids"]]
+    by_pid = {p.pid: p for p in procs}
+    killed: set[int] = set()
+    try:
+        while any(p.returncode is None for p in procs):
+            ended = launcher.receive(None if killed else start + limit)
+            if ended is None:  # the wall-clock limit
+                killed = {rank for rank, p in enumerate(procs) if p.returncode is None}
+                _dump_stacks(procs)
+                for proc in procs:
+                    _kill_group(proc.pid)
+                continue
+            by_pid[ended["pid"]].returncode = ended["returncode"]
+    finally:
+        for proc in procs:
+            _kill_group(proc.pid)  # DataLoader workers a rank left behind
+    return procs, killed
+
+
 def run_ranks(script: Path, *, env: dict[str, str] | None = None, wall_limit: float | None = None) -> Outcome:
     """Run `script` on `WORLD_SIZE` ranks; kill every process of the run at the wall-clock limit."""
     script = Path(script).resolve()
     limit = WALL_LIMIT if wall_limit is None else wall_limit
     port = free_port()
-    procs: list[subprocess.Popen] = []
+    procs: list = []
     killed: set[int] = set()  # ranks still running at the wall-clock limit
     with tempfile.TemporaryDirectory(prefix="ddplint-e2e-") as outdir:
         folder = Path(outdir)
         start = time.monotonic()
-        try:
-            for rank in range(WORLD_SIZE):
-                with (
-                    open(folder / f"rank{rank}.out", "w") as out,
-                    open(folder / f"rank{rank}.err", "w") as err,
-                ):
-                    procs.append(
-                        subprocess.Popen(
-                            [sys.executable, "-X", "faulthandler", str(script)],
-                            cwd=script.parent,
-                            env=rank_env(rank, port, env),
-                            stdin=subprocess.DEVNULL,
-                            stdout=out,
-                            stderr=err,
-                            start_new_session=True,  # its own process group, with its DataLoader workers
-                        )
-                    )
-            for proc in procs:
-                try:
-                    proc.wait(timeout=max(0.0, start + limit - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    killed = {rank for rank, p in enumerate(procs) if p.poll() is None}
-                    _dump_stacks(procs)
-                    break
-        finally:
-            for proc in procs:
-                _kill_group(proc.pid)  # a rank still running, or worker processes a rank left behind
-                proc.wait()
+        start_ranks = _start_fresh if FRESH else _launch
+        procs, killed = start_ranks(script, folder, port, env, limit, start)
         seconds = time.monotonic() - start
         ranks = []
         for rank, proc in enumerate(procs):
@@ -339,6 +415,43 @@ def run_ranks(script: Path, *, env: dict[str, str] | None = None, wall_limit: fl
                 )
             )
     return Outcome(script=script.name, status=_classify(ranks), ranks=ranks, seconds=seconds)
+
+
+def _start_fresh(
+    script: Path, folder: Path, port: int, env: dict[str, str] | None, limit: float, start: float
+):
+    """Run every rank as a fresh interpreter; return them and the ranks killed at the limit."""
+    procs: list[subprocess.Popen] = []
+    killed: set[int] = set()
+    try:
+        for rank in range(WORLD_SIZE):
+            with (
+                open(folder / f"rank{rank}.out", "w") as out,
+                open(folder / f"rank{rank}.err", "w") as err,
+            ):
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-X", "faulthandler", str(script)],
+                        cwd=script.parent,
+                        env=rank_env(rank, port, env),
+                        stdin=subprocess.DEVNULL,
+                        stdout=out,
+                        stderr=err,
+                        start_new_session=True,  # its own process group, with its DataLoader workers
+                    )
+                )
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.0, start + limit - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                killed = {rank for rank, p in enumerate(procs) if p.poll() is None}
+                _dump_stacks(procs)
+                break
+    finally:
+        for proc in procs:
+            _kill_group(proc.pid)  # a rank still running, or worker processes a rank left behind
+            proc.wait()
+    return procs, killed
 
 
 def _read(path: Path) -> str:
