@@ -18,9 +18,10 @@ loop is over. The outcome is one of
 
 Nothing here imports torch. The ranks are forked from `launcher.py`, one process started once
 that has imported torch and nothing more (importing torch is most of what a fresh interpreter
-would spend on a run); a rank leaves without the interpreter's teardown, where a forked rank once
-hung now and then after `destroy_process_group()`. `DDPLINT_E2E_FRESH=1` starts every rank as a
-fresh interpreter instead (`python -X faulthandler script.py`).
+would spend on a run). A rank leaves with `os._exit` after its script, without the interpreter's
+teardown, where CPU torch now and then aborts and a forked rank could hang after
+`destroy_process_group()`. `DDPLINT_E2E_FRESH=1` starts every rank as a fresh interpreter
+instead (`python -X faulthandler script.py`).
 """
 
 from __future__ import annotations
@@ -316,6 +317,14 @@ class _Launcher:
             cls._running = cls()
         return cls._running
 
+    @classmethod
+    def discard(cls) -> None:
+        """Stop the launcher (a run broken off leaves answers unread); the next run starts another."""
+        if cls._running is not None:
+            _kill_group(cls._running.proc.pid)
+            cls._running.proc.wait()
+            cls._running = None
+
     def send(self, request: dict) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
@@ -352,7 +361,10 @@ class _Forked:
 
 
 def _launch(script: Path, folder: Path, port: int, env: dict[str, str] | None, limit: float, start: float):
-    """Run the ranks forked by the launcher; return them and the ranks killed at the limit."""
+    """Run the ranks forked by the launcher; return them and the ranks killed at the limit.
+
+    A rank takes its environment (`env` included) when it starts the script, after the launcher
+    imported torch with the environment every rank shares."""
     launcher = _Launcher.get()
     launcher.send(
         {
@@ -383,6 +395,9 @@ def _launch(script: Path, folder: Path, port: int, env: dict[str, str] | None, l
                     _kill_group(proc.pid)
                 continue
             by_pid[ended["pid"]].returncode = ended["returncode"]
+    except BaseException:
+        _Launcher.discard()
+        raise
     finally:
         for proc in procs:
             _kill_group(proc.pid)  # DataLoader workers a rank left behind
