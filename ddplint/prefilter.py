@@ -263,12 +263,18 @@ def outline_files(
 ) -> dict[Path, Outline | None]:
     """`outline_of` for each path, in worker processes when there are many."""
     tasks = [(path, modules[path], words, max_bytes) for path in paths]
+    results = None
     if jobs > 1 and len(tasks) >= POOL_THRESHOLD:
         from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(_outline_task, tasks, chunksize=max(1, len(tasks) // (4 * jobs))))
-    else:
+        try:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                chunk = max(1, len(tasks) // (4 * jobs))
+                results = list(pool.map(_outline_task, tasks, chunksize=chunk))
+        except (BrokenProcessPool, OSError):
+            results = None  # no worker processes here (or one died): outline in this process
+    if results is None:
         results = [_outline_task(task) for task in tasks]
     out = {}
     for path, (found, accepted) in zip(paths, results):

@@ -249,3 +249,22 @@ def test_names_resolve_through_re_exports_and_star_imports() -> None:
         ("main", MODULE),  # the module's globals
     }
     assert graph.edges[("pkg.util", "helper")] == {("pkg.util", MODULE)}
+
+
+def test_outlines_are_read_in_process_when_no_worker_can_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import concurrent.futures
+
+    def refuse(*args, **kwargs):
+        raise OSError("no semaphores here")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refuse)
+    paths = []
+    for index in range(prefilter.POOL_THRESHOLD):
+        path = tmp_path / f"m{index}.py"
+        path.write_text("import torch.distributed as dist\n\ndef sync():\n    dist.barrier()\n")
+        paths.append(path)
+    words = prefilter.outline_words(["torch.distributed.barrier"])
+    found = prefilter.outline_files(paths, {p: p.stem for p in paths}, words, 0, jobs=2)
+    assert all(found[p] is not None and found[p].triggered == {"sync"} for p in paths)
