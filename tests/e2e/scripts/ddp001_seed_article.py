@@ -25,6 +25,9 @@ class DummyDS(Dataset):
 def setup():
     timeout = datetime.timedelta(seconds=float(os.environ["DDPLINT_E2E_PG_TIMEOUT"]))
     dist.init_process_group("gloo", timeout=timeout)
+    # Every rank has joined before any can fail: a rank that raises first would otherwise take
+    # the rendezvous down under the one still connecting.
+    dist.barrier()
 
 
 def main():
