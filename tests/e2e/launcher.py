@@ -7,10 +7,11 @@ standard output and error), forks one process per rank, answers `{"pids": [...]}
 
 This process only imports torch: no tensor operation, no thread besides the main one (checked
 before every fork), so a forked rank starts as a fresh interpreter would after `import torch`,
-in a fraction of the time. A rank runs its script as `__main__` in a session of its own, prints
-an uncaught exception the way Python does, and leaves with `os._exit` once its files are flushed:
-the interpreter's teardown, where torch now and then aborts or hangs after
-`destroy_process_group()`, is not part of what a run shows.
+in a fraction of the time. A rank runs its script as `__main__` in a session of its own and
+prints an uncaught exception the way Python does. A script that raised ends with the
+interpreter's shutdown, as in a fresh interpreter; one that ran to its end leaves with
+`os._exit` once its files are flushed, without the teardown where torch now and then aborts or
+hangs after `destroy_process_group()`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def _exit_code(exc: SystemExit) -> int:
 def _run_rank(request: dict, rank: dict, answers: int) -> None:
     """In the forked process: become the rank, run the script, and never return."""
     code = 1
+    raised = False
     try:
         os.close(answers)
         os.setsid()  # a process group of its own, killed as a whole with its DataLoader workers
@@ -64,11 +66,17 @@ def _run_rank(request: dict, rank: dict, answers: int) -> None:
             code = _exit_code(exc)
         except BaseException:
             sys.excepthook(*sys.exc_info())
+            raised = True
     finally:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(BaseException):
                 stream.flush()
-        os._exit(code)
+        if not raised:
+            os._exit(code)
+    # A rank whose script raised shuts the interpreter down, as a fresh one would: its connections
+    # stay open meanwhile. Leaving at once, a rank 0 that raised right after `init_process_group`
+    # took down the store its peer was still connecting through.
+    raise SystemExit(1)
 
 
 def main() -> None:
