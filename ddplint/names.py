@@ -75,6 +75,8 @@ class ImportMap:
         self.module_name = module_name
         self.is_package = is_package
         self.aliases: dict[str, str] = {}
+        # Every binding each name was given, overridden or not (what a module may mean by it).
+        self.bindings: dict[str, set[str]] = {}
 
     def _package(self, level: int) -> str:
         return relative_base(self.module_name, self.is_package, level)
@@ -119,6 +121,7 @@ class ImportMap:
     def _bind(self, local: str, full: str, override: bool) -> None:
         if override or local not in self.aliases:
             self.aliases[local] = full
+        self.bindings.setdefault(local, set()).add(full)
 
     def resolve_dotted(self, dotted: str) -> str:
         head, _, rest = dotted.partition(".")

@@ -68,7 +68,6 @@ def outline(text: str, filename: str, module_name: str, is_package: bool, mentio
         warnings.simplefilter("ignore")  # invalid escapes etc.: not ours to report
         tree = ast.parse(text, filename)
     imports = ImportMap(module_name, is_package)
-    bindings: dict[str, set[str]] = {}
     stars: list[str] = []
     import_lines: list[str] = []
     lines = text.splitlines(keepends=True)
@@ -81,8 +80,16 @@ def outline(text: str, filename: str, module_name: str, is_package: bool, mentio
         # In source order, as the facts walker binds them: a function's own imports never
         # override the module's.
         for stmt in statements:
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                _bind(stmt, imports, bindings, stars, top_scope)
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    imports.add_import(alias.name, alias.asname, top_scope)
+                import_lines.append(segment(stmt))
+            elif isinstance(stmt, ast.ImportFrom):
+                pairs = [(alias.name, alias.asname) for alias in stmt.names]
+                if pairs[0][0] == "*":  # binds nothing by name (as in the facts walker)
+                    stars.append(imports.from_base(stmt.module or "", stmt.level))
+                else:
+                    imports.add_from(stmt.module or "", stmt.level, pairs, top_scope)
                 import_lines.append(segment(stmt))
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 visit(stmt.body, False)
@@ -113,25 +120,7 @@ def outline(text: str, filename: str, module_name: str, is_package: bool, mentio
     return Outline(
         names=names,
         triggered=frozenset(triggered),
-        bindings={k: frozenset(v) for k, v in bindings.items()},
+        bindings={k: frozenset(v) for k, v in imports.bindings.items()},
         stars=tuple(stars),
         imports=tuple(sorted(set(imports.aliases.values()))),
     )
-
-
-def _bind(stmt, imports: ImportMap, bindings: dict[str, set[str]], stars: list[str], override: bool) -> None:
-    if isinstance(stmt, ast.Import):
-        for alias in stmt.names:
-            imports.add_import(alias.name, alias.asname, override)
-            local = alias.asname or alias.name.split(".")[0]
-            bindings.setdefault(local, set()).add(alias.name if alias.asname else local)
-        return
-    base = imports.from_base(stmt.module or "", stmt.level)
-    if any(alias.name == "*" for alias in stmt.names):
-        if base:
-            stars.append(base)
-        return
-    pairs = [(alias.name, alias.asname) for alias in stmt.names]
-    imports.add_from(stmt.module or "", stmt.level, pairs, override)
-    for name, asname in pairs:
-        bindings.setdefault(asname or name, set()).add(f"{base}.{name}" if base else name)

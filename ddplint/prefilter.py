@@ -247,13 +247,6 @@ def outline_words(trigger_names: Iterable[str]) -> list[tuple[bytes, ...]]:
     return trigger_words({*trigger_names, *source_names()})
 
 
-def outline_of(
-    path: Path, module_name: str, words: list[tuple[bytes, ...]], max_bytes: int
-) -> Outline | None:
-    """The module's outline; None when it does not read or parse (the full load reports why)."""
-    return outline_files([path], {path: module_name}, words, max_bytes, 1)[path]
-
-
 # Outlining costs a tenth of a libcst parse: below this many files a pool costs more than it saves.
 POOL_THRESHOLD = 64
 
@@ -261,7 +254,8 @@ POOL_THRESHOLD = 64
 def outline_files(
     paths: list[Path], modules: dict[Path, str], words: list[tuple[bytes, ...]], max_bytes: int, jobs: int
 ) -> dict[Path, Outline | None]:
-    """`outline_of` for each path, in worker processes when there are many."""
+    """Each path's outline, None where it does not read or parse (the full load reports why);
+    in worker processes when there are many."""
     tasks = [(path, modules[path], words, max_bytes) for path in paths]
     results = None
     if jobs > 1 and len(tasks) >= POOL_THRESHOLD:
