@@ -1,3 +1,3 @@
-from ddplint.cli import main
+from ddplint.cli import entry
 
-main()
+entry()

@@ -6,12 +6,18 @@ builds the project index and the summaries for it, checks it, and sends back fin
 Groups are independent (see ddplint.prefilter), so the findings are the same as in one process;
 the runner sorts them. A run that is one group (a package whose modules all import each other)
 gains nothing from workers and runs in-process.
+
+The largest group is checked in the calling process while the workers take the others: one
+process fewer holds a copy of the interpreter, and the workers are started before the caller
+builds any tree, so they never hold a copy of those either.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -101,7 +107,7 @@ def _work(args) -> GroupResult:
     return _portable(check_group(*args))
 
 
-def check_groups(
+def check_elsewhere(
     settings: Settings,
     options,
     groups: list[list[Path]],
@@ -109,7 +115,9 @@ def check_groups(
     jobs: int,
     unloaded: dict[str, tuple[str, ...]] | None = None,
     outside: set[Path] | frozenset[Path] = frozenset(),
-) -> list[GroupResult]:
+) -> Iterator[GroupResult]:
+    """Start checking `groups` in up to `jobs` worker processes; the results, in order, as the
+    caller asks for them. The workers end as soon as the last group is taken."""
     tasks = [
         (
             settings,
@@ -121,5 +129,26 @@ def check_groups(
         )
         for group in groups
     ]
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
-        return list(pool.map(_work, tasks))
+    try:
+        pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(tasks))))
+        try:
+            results = pool.map(_work, tasks)
+        finally:
+            pool.shutdown(wait=False)  # the submitted groups still run; no worker idles after them
+    except OSError:
+        results = iter(())  # no worker processes here: every group in this process
+    return _gathered(results, tasks)
+
+
+def _gathered(results: Iterator[GroupResult], tasks: list) -> Iterator[GroupResult]:
+    """The workers' results in order; what a worker that died (or never started) left undone is
+    checked in this process."""
+    done = 0
+    try:
+        for found in results:
+            yield found
+            done += 1
+    except (BrokenProcessPool, OSError):
+        pass
+    for task in tasks[done:]:
+        yield _work(task)

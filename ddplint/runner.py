@@ -98,19 +98,23 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
     # The run's files that are not loaded: never read again as context for the loaded ones.
     outside = set(found.files) - set(files)
     groups = [files]
-    if workers and graph is not None and modules is not None:
+    if workers and graph is not None and modules is not None and files:
         groups = parallel.groups_of(files, modules, graph.components())
+    # The largest group here, the others in worker processes meanwhile (see ddplint.parallel).
+    elsewhere = iter(())
     if len(groups) > 1:
-        by_name = {str(path): path for path in files}
-        for group in parallel.check_groups(settings, options, groups, check, jobs, unloaded, outside):
-            result.files.extend(group.files)
-            if planned is not None:
-                context = incremental.context_of(group.context)
-                for file in group.files:
-                    incremental.record(cache, planned, by_name[file.filename], file.diagnostics, context)
-    else:
-        linter.project.unloaded = unloaded
-        _check_in_process(linter, files, check, options, result, cache, planned, outside)
+        elsewhere = parallel.check_elsewhere(
+            settings, options, groups[1:], check, jobs - 1, unloaded, outside
+        )
+    linter.project.unloaded = unloaded
+    _check_in_process(linter, groups[0], check, options, result, cache, planned, outside)
+    by_name = {str(path): path for path in files}
+    for group in elsewhere:
+        result.files.extend(group.files)
+        if planned is not None:
+            context = incremental.context_of(group.context)
+            for file in group.files:
+                incremental.record(cache, planned, by_name[file.filename], file.diagnostics, context)
     result.files.sort(key=lambda f: f.filename)
     return result
 

@@ -97,6 +97,34 @@ def test_findings_exit_1(project: Path) -> None:
     assert codes(done.stdout.split("Found")[0]) == [("bad.py", 5, "DDP002"), ("bad.py", 6, "DDP001")]
 
 
+HUNK = "".join(
+    f"{line}\n"
+    for line in (
+        "@@ -3,7 +3,8 @@",
+        " ",
+        " def main(ds):",
+        "     sampler = DistributedSampler(ds)",
+        "-    loader = DataLoader(ds, batch_size=2, shuffle=True, sampler=sampler)",
+        "+    loader = DataLoader(ds, batch_size=2, sampler=sampler)",
+        "     for epoch in range(3):",
+        "+        sampler.set_epoch(epoch)",
+        "         for batch in loader:",
+        "             pass",
+    )
+)
+
+
+def test_diff_written_to_a_pipe_arrives_whole(tmp_path: Path) -> None:
+    # The command ends its process without tearing the heap down: what it wrote must be
+    # flushed first (`--diff` writes to stdout directly, and a pipe is block-buffered).
+    write(tmp_path / "bad.py", BAD)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    argv = [DDPLINT, "check", "--diff", "--no-cache", "bad.py"]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False, env=env)
+    assert done.returncode == 1
+    assert done.stdout == f"--- a/bad.py\n+++ b/bad.py\n{HUNK}"
+
+
 def test_unknown_code_in_select_exits_2(project: Path) -> None:
     done = ddplint_cli("check", "--select", "DDP9", "bad.py", cwd=project)
     assert done.returncode == 2
