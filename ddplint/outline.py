@@ -59,8 +59,16 @@ class Outline:
         )
 
 
-def outline(text: str, filename: str, module_name: str, is_package: bool, mentions) -> Outline:
-    """The outline of a module's source; `mentions(bytes)` says whether text spells a trigger.
+def outline(
+    text: str,
+    filename: str,
+    module_name: str,
+    is_package: bool,
+    mentions,
+    seed_methods: frozenset[str] = frozenset(),
+) -> Outline:
+    """The outline of a module's source; `mentions(bytes)` says whether text spells a trigger,
+    and a call of a method named in `seed_methods` (`loss.backward()`) makes a definition one too.
 
     Raises SyntaxError (or ValueError, RecursionError, MemoryError) when CPython cannot parse it.
     """
@@ -103,19 +111,25 @@ def outline(text: str, filename: str, module_name: str, is_package: bool, mentio
     visit(tree.body, True)
     import_text = "\n".join(import_lines).encode("utf-8", "surrogatepass")
     texts: dict[str, list[str]] = {}
+    statements: dict[str, list[ast.stmt]] = {}
     for stmt in tree.body:
         if isinstance(stmt, _DEFINITIONS):
-            texts.setdefault(stmt.name, []).append(segment(stmt))
+            name = stmt.name
         elif not isinstance(stmt, (ast.Import, ast.ImportFrom)):
             # An import runs the imported module's statements, which are checked where they are.
-            texts.setdefault(MODULE, []).append(segment(stmt))
+            name = MODULE
+        else:
+            continue
+        texts.setdefault(name, []).append(segment(stmt))
+        statements.setdefault(name, []).append(stmt)
     texts.setdefault(MODULE, [])
     names: dict[str, frozenset[str]] = {}
     triggered = set()
     for name, parts in texts.items():
         body = "".join(parts)
         names[name] = frozenset(_SPACE.sub("", m) if "." in m else m for m in _DOTTED.findall(body))
-        if body and mentions(body.encode("utf-8", "surrogatepass") + b"\n" + import_text):
+        spells = bool(body) and mentions(body.encode("utf-8", "surrogatepass") + b"\n" + import_text)
+        if spells or (any(m in body for m in seed_methods) and _calls_method(statements[name], seed_methods)):
             triggered.add(name)
     return Outline(
         names=names,
@@ -124,3 +138,16 @@ def outline(text: str, filename: str, module_name: str, is_package: bool, mentio
         stars=tuple(stars),
         imports=tuple(sorted(set(imports.aliases.values()))),
     )
+
+
+def _calls_method(statements: list[ast.stmt], methods: frozenset[str]) -> bool:
+    """Does any of `statements` call `<something>.<method>(...)` for one of `methods`?"""
+    for stmt in statements:
+        for node in ast.walk(stmt):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in methods
+            ):
+                return True
+    return False

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ddplint.divergence.triggers import IN_A_PROGRAM_THAT_WRAPS
 from ddplint.names import module_name_for, relative_base
 from ddplint.outline import MODULE, Outline, outline
 from ddplint.safeparse import accepted_key, note_accepted
@@ -241,7 +242,8 @@ def split(files: list[Path], modules: dict[Path, str], scans: dict[Path, Scan | 
 
 
 def outline_words(trigger_names: Iterable[str]) -> list[tuple[bytes, ...]]:
-    """What makes a definition a seed: a trigger, or a source of a value's origin."""
+    """What makes a definition a seed: a trigger, or a source of a value's origin (and a call of
+    `backward()`: see IN_A_PROGRAM_THAT_WRAPS)."""
     from ddplint.origins import source_names
 
     return trigger_words({*trigger_names, *source_names()})
@@ -290,6 +292,7 @@ def _outline_task(task) -> tuple[Outline | None, tuple[int, int] | None]:
             module_name,
             path.name == "__init__.py",
             lambda text: mentions(text, words),
+            IN_A_PROGRAM_THAT_WRAPS,
         )
     except (LoadError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None, None
@@ -319,6 +322,7 @@ def refine(selection: Selection, outlines: dict[Path, Outline | None]) -> Select
     seeds = {(module, name) for module, found in by_module.items() for name in found.triggered}
     needed = closure(seeds | closure(seeds, graph.referrers), graph.edges)
     names = {module for module, _ in needed}
+    names.update(module for node in needed for module in graph.via.get(node, ()))
     kept, skipped = [], list(selection.skipped)
     for path in selection.kept:
         (kept if outlines.get(path) is None or modules[path] in names else skipped).append(path)
@@ -386,57 +390,76 @@ class DefinitionGraph:
     A name is followed through the module's imports, a package's re-exports and star imports
     to the definition it denotes; a name that is no definition of the module it ends in (a
     global, a submodule, a name the module computes) leads to that module's own statements.
+    The modules a name passes through on the way (a package re-exporting a helper) are kept in
+    `via`: the analysis resolves the name through them too, so they must be loaded with it.
     """
 
     def __init__(self, outlines: dict[str, Outline]) -> None:
         self.outlines = outlines
-        self._resolved: dict[tuple[str, str, bool], frozenset[Node]] = {}
+        self._resolved: dict[tuple[str, str, bool], tuple[frozenset[Node], frozenset[str]]] = {}
         self.edges: dict[Node, set[Node]] = {}
+        self.via: dict[Node, set[str]] = {}
         for module, found in outlines.items():
             for name, spelled in found.names.items():
                 targets: set[Node] = set()
+                passed: set[str] = set()
                 for dotted in spelled:
-                    targets |= self.resolve(module, dotted)
+                    nodes, through = self.resolve(module, dotted)
+                    targets |= nodes
+                    passed |= through
                 targets.discard((module, name))
                 self.edges[(module, name)] = targets
+                if passed:
+                    self.via[(module, name)] = passed
         self.referrers: dict[Node, set[Node]] = {}
         for node, targets in self.edges.items():
             for target in targets:
                 self.referrers.setdefault(target, set()).add(node)
 
-    def resolve(self, module: str, dotted: str, depth: int = 0, *, fallback: bool = True) -> frozenset[Node]:
-        """The definitions `dotted`, spelled in `module`, may denote; without `fallback`, only
-        definitions found (a star import offers every name, but holds only its own)."""
+    def resolve(
+        self, module: str, dotted: str, depth: int = 0, *, fallback: bool = True
+    ) -> tuple[frozenset[Node], frozenset[str]]:
+        """The definitions `dotted`, spelled in `module`, may denote, and the other modules the
+        name passes through; without `fallback`, only definitions found (a star import offers
+        every name, but holds only its own)."""
         key = (module, dotted, fallback)
         known = self._resolved.get(key)
         if known is not None:
             return known
-        self._resolved[key] = frozenset()  # a re-export cycle resolves to nothing more
+        self._resolved[key] = (frozenset(), frozenset())  # a re-export cycle resolves to nothing more
         found = self.outlines[module]
         head, _, rest = dotted.partition(".")
         out: set[Node] = set()
+        passed: set[str] = set()
         if head != MODULE and head in found.names:
             out.add((module, head))
         elif head in found.bindings:
             for target in found.bindings[head]:
-                out |= self._locate(f"{target}.{rest}" if rest else target, depth)
+                nodes, through = self._locate(f"{target}.{rest}" if rest else target, depth)
+                out |= nodes
+                passed |= through
         else:
             if depth < 20:
                 for star in found.stars:
                     if star in self.outlines:
-                        out |= self.resolve(star, dotted, depth + 1, fallback=False)
+                        nodes, through = self.resolve(star, dotted, depth + 1, fallback=False)
+                        if nodes:
+                            out |= nodes
+                            passed |= through | {star}
             if fallback and not out:
                 out.add((module, MODULE))
-        result = self._resolved[key] = frozenset(out)
+        result = self._resolved[key] = (frozenset(out), frozenset(passed))
         return result
 
-    def _locate(self, qualified: str, depth: int) -> set[Node]:
-        """The run's definitions a qualified name denotes: through its longest module prefix."""
+    def _locate(self, qualified: str, depth: int) -> tuple[set[Node], set[str]]:
+        """The run's definitions a qualified name denotes, through its longest module prefix,
+        and the modules passed through."""
         parts = qualified.split(".")
         for cut in range(len(parts), 0, -1):
             module = ".".join(parts[:cut])
             if module in self.outlines:
                 if cut == len(parts) or depth >= 20:
-                    return {(module, MODULE)}
-                return set(self.resolve(module, ".".join(parts[cut:]), depth + 1))
-        return set()  # not a module of the run
+                    return {(module, MODULE)}, set()
+                nodes, through = self.resolve(module, ".".join(parts[cut:]), depth + 1)
+                return set(nodes), {*through, module}
+        return set(), set()  # not a module of the run

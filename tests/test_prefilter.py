@@ -119,13 +119,13 @@ def test_modules_connected_to_a_trigger_are_kept_only_where_a_definition_can_mat
 # `backward()` is a collective in every module a wrapping program imports, also through a
 # module the prefilter does not load: `wrap.py` imports `chain`, which imports `step`.
 THROUGH_AN_UNLOADED_MODULE = {
+    # Imports `chain` for what importing it does; names nothing through it.
     "wrap.py": """\
         import chain
         from torch.nn.parallel import DistributedDataParallel as DDP
 
-        def main(model, batch):
-            model = DDP(model)
-            chain.step.update(model, batch)
+        def main(model):
+            return DDP(model)
         """,
     "chain.py": "import step\n",
     "step.py": """\
@@ -138,6 +138,36 @@ THROUGH_AN_UNLOADED_MODULE = {
             loss.backward()
         """,
 }
+
+
+def test_a_package_re_exporting_a_helper_is_kept_for_the_names_resolved_through_it(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            # No definition of its own: only the re-export ties `train.py` to the collective.
+            "pkg/__init__.py": "from .helpers import reduce_all\n",
+            "pkg/helpers.py": """\
+                import torch.distributed as dist
+
+                def reduce_all(t):
+                    dist.all_reduce(t)
+                """,
+            "train.py": """\
+                import torch.distributed as dist
+                from pkg import reduce_all
+
+                def step(x):
+                    if dist.get_rank() == 0:
+                        reduce_all(x)
+                """,
+        },
+    )
+    files = sorted(tmp_path.rglob("*.py"))
+    selection = prefilter.select(files, Linter().trigger_names())
+    assert {p.name for p in selection.kept} == {"__init__.py", "helpers.py", "train.py"}
+    with_filter = _findings([tmp_path], use_prefilter=True)
+    assert with_filter == _findings([tmp_path], use_prefilter=False)
+    assert [(Path(f).name, at.row, code) for f, at, _, code, _ in with_filter] == [("train.py", 6, "DDP005")]
 
 
 def test_a_program_that_wraps_reaches_modules_through_unloaded_ones(tmp_path: Path) -> None:
@@ -221,6 +251,27 @@ def test_outlines_bind_imports_exactly_as_the_facts_walker_does() -> None:
     assert checked > 300
 
 
+def test_a_call_of_backward_makes_a_seed_and_a_method_named_backward_does_not() -> None:
+    text = textwrap.dedent(
+        """\
+        import torch
+
+        class Clamp(torch.autograd.Function):
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        def step(model, batch):
+            model(batch).sum().backward()
+
+        def describe():
+            return "calls backward"
+        """
+    )
+    found = outline(text, "m.py", "m", False, lambda data: False, frozenset({"backward"}))
+    assert found.triggered == {"step"}
+
+
 def test_names_resolve_through_re_exports_and_star_imports() -> None:
     def of(text: str, module: str, is_package: bool = False) -> Outline:
         return outline(textwrap.dedent(text), f"{module}.py", module, is_package, bool)
@@ -249,6 +300,9 @@ def test_names_resolve_through_re_exports_and_star_imports() -> None:
         ("main", MODULE),  # the module's globals
     }
     assert graph.edges[("pkg.util", "helper")] == {("pkg.util", MODULE)}
+    # The package is passed through (and the modules behind it): the analysis resolves there too.
+    assert graph.via[("main", "run")] == {"pkg", "pkg.core", "pkg.util"}
+    assert ("pkg.util", "helper") not in graph.via
 
 
 def test_outlines_are_read_in_process_when_no_worker_can_start(

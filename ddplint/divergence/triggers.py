@@ -16,6 +16,12 @@ from ddplint import catalogue as cat
 # A leading `*` asks for the text anywhere (`trainer.strategy.barrier()`, `self._strategy.barrier()`).
 _SIMULATOR_WORDS = frozenset({"accelerator", "sync_dist", "*strategy.barrier"})
 
+# Methods whose call is a collective with nothing else to spell: `loss.backward()` all-reduces
+# gradients in every module that a module wrapping a model imports, directly or not
+# (Analysis.distributed). The byte scan keeps such modules by imports; the definition pass
+# takes a definition calling one as a seed, since no name ties it to the wrapping module.
+IN_A_PROGRAM_THAT_WRAPS = frozenset({"backward"})
+
 
 def collective_triggers() -> frozenset[str]:
     """Qualified names (every dotted part must appear as a word) and bare words."""
