@@ -53,6 +53,8 @@ def entry() -> None:
         code = EXIT_CLEAN
     except SystemExit as exc:
         code = _exit_status(exc.code)
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        sys.exit(code)  # a profiler or coverage tool writes its data at exit
     for stream in (sys.stdout, sys.stderr):
         # A closed pipe (`| head`): nothing more to show.
         with contextlib.suppress(OSError, ValueError):

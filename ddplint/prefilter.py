@@ -400,10 +400,16 @@ class DefinitionGraph:
         self.edges: dict[Node, set[Node]] = {}
         self.via: dict[Node, set[str]] = {}
         for module, found in outlines.items():
+            # Most names are locals, attributes of `self` and the like: no definition, no import.
+            local = None if found.stars else (module, MODULE)
             for name, spelled in found.names.items():
                 targets: set[Node] = set()
                 passed: set[str] = set()
                 for dotted in spelled:
+                    head = dotted.partition(".")[0]
+                    if local is not None and head not in found.names and head not in found.bindings:
+                        targets.add(local)
+                        continue
                     nodes, through = self.resolve(module, dotted)
                     targets |= nodes
                     passed |= through
