@@ -121,13 +121,22 @@ def load_neighbours(
     checked = {facts.module_name for facts in modules}
     siblings = _siblings(starts)
     loaded = 0
+    # Modules import the same names over and over (`torch`, their own package): ask the file
+    # system once per name.
+    located: dict[tuple[Path, str], list[Path]] = {}
+
+    def files_of(root: Path, target: str) -> list[Path]:
+        key = (root, target)
+        found = located.get(key)
+        if found is None:
+            found = located[key] = list(module_files(root, target))
+        return found
+
     while True:
         importer = False  # candidates kept only if they import a checked module
         if imports:
             root, current = imports.popleft()
-            candidates = [
-                p for t in sorted(set(current.imports.aliases.values())) for p in module_files(root, t)
-            ]
+            candidates = [p for t in sorted(set(current.imports.aliases.values())) for p in files_of(root, t)]
         else:
             sibling = next(siblings, None)
             if sibling is None:
