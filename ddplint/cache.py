@@ -1,10 +1,11 @@
 """`.ddplint_cache/`: what earlier runs learnt about each file, reused while nothing it depends on changed.
 
 One JSON entry per file, in a folder named after the ddplint version and a hash of the effective
-settings. An entry holds the file's content hash, its byte scan (triggers, imports), whether it
-parses, and its findings together with the key they were computed under: a hash over the file,
-its module name and every project module it imports, directly or not. A changed helper changes
-the key of every importer, so their findings are computed again.
+settings and of ddplint's own code. An entry holds the file's content hash, its byte scan
+(triggers, imports), whether it parses, and its findings together with the key they were
+computed under: a hash over the file, its module name and every project module it imports,
+directly or not. A changed helper changes the key of every importer, so their findings are
+computed again.
 
 Entries are written to a temporary file and renamed into place: two runs sharing the cache
 each see whole entries, the newer one winning.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -44,9 +46,23 @@ def digest(*parts: str | bytes) -> str:
 
 
 def settings_key(settings: Settings, codes: frozenset[str]) -> str:
-    """Every setting (any of them can change a finding or which files are read) and the codes."""
-    data = {"codes": sorted(codes), **dataclasses.asdict(settings)}
+    """Every setting (any of them can change a finding or which files are read), the codes,
+    and ddplint's own code."""
+    data = {"codes": sorted(codes), "code": code_key(), **dataclasses.asdict(settings)}
     return digest(json.dumps(data, sort_keys=True, default=str))
+
+
+@functools.cache
+def code_key() -> str:
+    """A hash of ddplint's own sources: an install from a checkout changes its analysis without
+    changing its version, and must not reuse what the previous code concluded."""
+    package = Path(__file__).parent
+    h = hashlib.blake2b(digest_size=20)
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode())
+        with contextlib.suppress(OSError):
+            h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 @dataclass

@@ -149,6 +149,20 @@ def test_other_settings_do_not_share_entries(tmp_path: Path) -> None:
     assert "DDP001" not in {d.code for d in result.diagnostics}
 
 
+def test_other_ddplint_code_does_not_share_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ddplint.cache
+
+    _write(tmp_path, PROJECT)
+    _findings(tmp_path, cache=True)
+    first = {p.name for p in (tmp_path / CACHE_DIR).iterdir() if p.is_dir()}
+    # The same version number over other code: an install from a checkout between releases.
+    monkeypatch.setattr(ddplint.cache, "code_key", lambda: "other code")
+    _findings(tmp_path, cache=True)
+    second = {p.name for p in (tmp_path / CACHE_DIR).iterdir() if p.is_dir()}
+    assert len(first) == 1
+    assert len(second - first) == 1
+
+
 def test_fixtures_give_the_same_findings_cold_and_warm(tmp_path: Path) -> None:
     import shutil
 
