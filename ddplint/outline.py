@@ -25,6 +25,7 @@ _COMPOUND_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 # Clauses holding their statements one level down: `except` handlers and `match` cases.
 _CLAUSES = tuple(c for c in (ast.excepthandler, getattr(ast, "match_case", None)) if c is not None)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_MATCH_MAPPING = getattr(ast, "MatchMapping", ())
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class Outline:
     stars: tuple[str, ...]  # modules imported with `*`
     # What the module's import statements bind, exactly as the facts walker records them.
     imports: tuple[str, ...]
+    # Every name the module's own statements (or a `global` declaration) may bind.
+    variables: frozenset[str]
 
     def to_json(self) -> dict:
         return {
@@ -46,6 +49,7 @@ class Outline:
             "bindings": {k: sorted(v) for k, v in self.bindings.items()},
             "stars": list(self.stars),
             "imports": list(self.imports),
+            "variables": sorted(self.variables),
         }
 
     @classmethod
@@ -56,6 +60,7 @@ class Outline:
             bindings={k: frozenset(v) for k, v in data["bindings"].items()},
             stars=tuple(data["stars"]),
             imports=tuple(data["imports"]),
+            variables=frozenset(data["variables"]),
         )
 
 
@@ -137,7 +142,24 @@ def outline(
         bindings={k: frozenset(v) for k, v in imports.bindings.items()},
         stars=tuple(stars),
         imports=tuple(sorted(set(imports.aliases.values()))),
+        variables=_module_variables(tree, statements.get(MODULE, []), "global" in text),
     )
+
+
+def _module_variables(tree: ast.Module, own: list[ast.stmt], declares: bool) -> frozenset[str]:
+    """The names the module's own statements bind (a loop variable, an `except ... as`, a walrus
+    included), and those a function declares `global`; more than that is harmless."""
+    found: set[str] = set()
+    for node in (n for stmt in own for n in ast.walk(stmt)):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            found.add(node.id)
+        elif isinstance(getattr(node, "name", None), str):  # except ... as, match captures
+            found.add(node.name)
+        elif isinstance(node, _MATCH_MAPPING) and node.rest:
+            found.add(node.rest)
+    if declares:
+        found.update(name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names)
+    return frozenset(found)
 
 
 def _calls_method(statements: list[ast.stmt], methods: frozenset[str]) -> bool:

@@ -339,7 +339,12 @@ def merged(first: Outline, second: Outline) -> Outline:
     for name, targets in second.bindings.items():
         bindings[name] = bindings.get(name, frozenset()) | targets
     return Outline(
-        names, first.triggered | second.triggered, bindings, first.stars + second.stars, first.imports
+        names,
+        first.triggered | second.triggered,
+        bindings,
+        first.stars + second.stars,
+        first.imports,
+        first.variables | second.variables,
     )
 
 
@@ -400,15 +405,17 @@ class DefinitionGraph:
         self.edges: dict[Node, set[Node]] = {}
         self.via: dict[Node, set[str]] = {}
         for module, found in outlines.items():
-            # Most names are locals, attributes of `self` and the like: no definition, no import.
-            local = None if found.stars else (module, MODULE)
+            # Most names are locals, attributes of `self`, builtins: no definition, no import.
+            # Of those, only the module's own variables lead anywhere: to its statements.
+            own = (module, MODULE)
             for name, spelled in found.names.items():
                 targets: set[Node] = set()
                 passed: set[str] = set()
                 for dotted in spelled:
                     head = dotted.partition(".")[0]
-                    if local is not None and head not in found.names and head not in found.bindings:
-                        targets.add(local)
+                    if not found.stars and head not in found.names and head not in found.bindings:
+                        if head in found.variables:
+                            targets.add(own)
                         continue
                     nodes, through = self.resolve(module, dotted)
                     targets |= nodes

@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from ddplint import parallel, prefilter
 from ddplint.config import Settings
 from ddplint.runner import RunOptions, run
@@ -48,3 +50,17 @@ def test_a_package_that_imports_itself_stays_in_one_group(tmp_path: Path) -> Non
         ["__init__.py", "a.py", "b.py"],
         ["script.py"],
     ]
+
+
+def test_groups_are_checked_here_when_no_worker_can_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(FIXTURES, tmp_path / "fixtures")
+    folder = tmp_path / "fixtures"
+    single = _report(folder, 1)
+
+    def refuse(*args, **kwargs):
+        raise OSError("no semaphores here")
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", refuse)
+    assert _report(folder, 2) == single

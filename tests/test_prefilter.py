@@ -272,6 +272,35 @@ def test_a_call_of_backward_makes_a_seed_and_a_method_named_backward_does_not() 
     assert found.triggered == {"step"}
 
 
+def test_module_variables_are_every_name_the_module_itself_may_bind() -> None:
+    text = textwrap.dedent(
+        """\
+        import os
+        WORLD = int(os.environ["WORLD_SIZE"])
+        if (RANK := int(os.environ["RANK"])) == 0:
+            with open("log") as LOG:
+                pass
+        try:
+            import torch
+        except ImportError as MISSING:
+            torch = None
+        for STEP in range(3):
+            pass
+
+        class Config:
+            epochs = 3  # a class attribute, not a module variable
+
+        def setup():
+            global DEVICE
+            DEVICE = "cuda"
+            local = 1
+            return local
+        """
+    )
+    found = outline(text, "m.py", "m", False, lambda data: False)
+    assert found.variables == {"WORLD", "RANK", "LOG", "MISSING", "torch", "STEP", "DEVICE"}
+
+
 def test_names_resolve_through_re_exports_and_star_imports() -> None:
     def of(text: str, module: str, is_package: bool = False) -> Outline:
         return outline(textwrap.dedent(text), f"{module}.py", module, is_package, bool)
@@ -286,8 +315,12 @@ def test_names_resolve_through_re_exports_and_star_imports() -> None:
                 import pkg
                 from pkg import public
 
+                for SCALE in (1, 2):
+                    pass
+
                 def run():
-                    return pkg.build() + public() + pkg.missing
+                    total = pkg.build() + public() + pkg.missing
+                    return len([total]) * SCALE
                 """,
                 "main",
             ),
@@ -297,8 +330,9 @@ def test_names_resolve_through_re_exports_and_star_imports() -> None:
         ("pkg.core", "build"),  # star-imported into the package
         ("pkg.util", "helper"),  # re-exported under another name
         ("pkg", MODULE),  # `pkg.missing`: whatever the package's own statements make it
-        ("main", MODULE),  # the module's globals
-    }
+        ("main", MODULE),  # `SCALE`: a variable of the module's own statements
+    }  # `total` (a local) and `len` (a builtin) lead nowhere
+    assert graph.outlines["main"].variables == {"SCALE"}
     assert graph.edges[("pkg.util", "helper")] == {("pkg.util", MODULE)}
     # The package is passed through (and the modules behind it): the analysis resolves there too.
     assert graph.via[("main", "run")] == {"pkg", "pkg.core", "pkg.util"}
