@@ -14,9 +14,10 @@ builds any tree, so they never hold a copy of those either.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -117,7 +118,7 @@ def check_elsewhere(
     outside: set[Path] | frozenset[Path] = frozenset(),
 ) -> Iterator[GroupResult]:
     """Start checking `groups` in up to `jobs` worker processes; the results, in order, as the
-    caller asks for them. The workers end as soon as the last group is taken."""
+    caller asks for them (see `_gathered`). The workers end once the last group is taken."""
     tasks = [
         (
             settings,
@@ -129,26 +130,39 @@ def check_elsewhere(
         )
         for group in groups
     ]
+    futures: list[Future] = []
     try:
         pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(tasks))))
         try:
-            results = pool.map(_work, tasks)
+            for task in tasks:
+                futures.append(pool.submit(_work, task))
         finally:
             pool.shutdown(wait=False)  # the submitted groups still run; no worker idles after them
-    except OSError:
-        results = iter(())  # no worker processes here: every group in this process
-    return _gathered(results, tasks)
+    except (OSError, BrokenProcessPool):
+        pass  # no worker processes here: what was not submitted is checked in this process
+    return _gathered(futures, tasks)
 
 
-def _gathered(results: Iterator[GroupResult], tasks: list) -> Iterator[GroupResult]:
-    """The workers' results in order; what a worker that died (or never started) left undone is
-    checked in this process."""
-    done = 0
-    try:
-        for found in results:
-            yield found
-            done += 1
-    except (BrokenProcessPool, OSError):
-        pass
-    for task in tasks[done:]:
-        yield _work(task)
+def _gathered(futures: list[Future], tasks: list) -> Iterator[GroupResult]:
+    """The groups' results in order. Asked for once the caller is free: what no worker has
+    started yet is checked here meanwhile (the smallest groups, from the end), and so is what a
+    worker that died (or never started) left undone."""
+    here: dict[int, GroupResult] = {}
+    for index in reversed(range(len(futures))):
+        if futures[index].cancel():
+            here[index] = _work(tasks[index])
+    for index, task in enumerate(tasks):
+        if index in here:
+            yield here.pop(index)
+            continue
+        if index >= len(futures):
+            yield _work(task)
+            continue
+        try:
+            yield futures[index].result()
+        except (BrokenProcessPool, OSError):
+            yield _work(task)
+    # The workers leave once told there is nothing more; the command ends its process at once
+    # (see ddplint.cli.entry), which must not be before that, or a worker waits forever.
+    for child in multiprocessing.active_children():
+        child.join()

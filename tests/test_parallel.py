@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,3 +66,16 @@ def test_groups_are_checked_here_when_no_worker_can_start(
 
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", refuse)
     assert _report(folder, 2) == single
+
+
+def test_no_worker_outlives_the_command(tmp_path: Path) -> None:
+    # The command ends its process at once; a worker left waiting for work would hold the
+    # output pipe open, and this would time out.
+    shutil.copytree(FIXTURES, tmp_path / "fixtures")
+    ddplint = str(Path(sys.executable).with_name("ddplint"))
+    expected = len(_report(tmp_path / "fixtures", 1))
+    for _ in range(3):
+        argv = [ddplint, "check", "--no-cache", "--jobs", "2", "--output-format", "concise", "fixtures"]
+        done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 1
+        assert done.stdout.count(": DDP") == expected
