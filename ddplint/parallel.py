@@ -7,13 +7,14 @@ Groups are independent (see ddplint.prefilter), so the findings are the same as 
 the runner sorts them. A run that is one group (a package whose modules all import each other)
 gains nothing from workers and runs in-process.
 
-The largest group is checked in the calling process while the workers take the others: one
-process fewer holds a copy of the interpreter, and the workers are started before the caller
-builds any tree, so they never hold a copy of those either.
+The largest group is checked in the calling process while the workers take the others and help
+load it (see ddplint.readahead): one process fewer holds a copy of the interpreter, and the
+workers are started before the caller builds any tree, so they never hold a copy of those.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections.abc import Iterator
@@ -108,17 +109,45 @@ def _work(args) -> GroupResult:
     return _portable(check_group(*args))
 
 
+def start_pool(workers: int) -> ProcessPoolExecutor | None:
+    """Worker processes for the run, or None where none can start. They are forked when first
+    given work, before this process builds any tree."""
+    try:
+        return ProcessPoolExecutor(max_workers=max(1, workers), initializer=_worker_started)
+    except OSError:
+        return None
+
+
+def _worker_started() -> None:
+    """A worker may be forked while the caller has the cycle collector paused (see
+    runner.collector_paused); it frees the facts of each module it sends back, which hold
+    cycles, so it collects, but never looks at what it inherited."""
+    gc.freeze()
+    gc.enable()
+
+
+def finish(pool: ProcessPoolExecutor | None) -> None:
+    """Let the workers leave once their work is done, and wait for them: the command ends its
+    process at once (see ddplint.cli.entry), and a worker not yet told to leave would wait for
+    work forever."""
+    if pool is None:
+        return
+    pool.shutdown(wait=False)
+    for child in multiprocessing.active_children():
+        child.join()
+
+
 def check_elsewhere(
+    pool: ProcessPoolExecutor | None,
     settings: Settings,
     options,
     groups: list[list[Path]],
     check: set[Path] | None,
-    jobs: int,
     unloaded: dict[str, tuple[str, ...]] | None = None,
     outside: set[Path] | frozenset[Path] = frozenset(),
 ) -> Iterator[GroupResult]:
-    """Start checking `groups` in up to `jobs` worker processes; the results, in order, as the
-    caller asks for them (see `_gathered`). The workers end once the last group is taken."""
+    """Give `groups` to the pool's workers; the results, in order, as the caller asks for them
+    (see `_gathered`)."""
     tasks = [
         (
             settings,
@@ -131,15 +160,12 @@ def check_elsewhere(
         for group in groups
     ]
     futures: list[Future] = []
-    try:
-        pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(tasks))))
+    if pool is not None:
         try:
             for task in tasks:
                 futures.append(pool.submit(_work, task))
-        finally:
-            pool.shutdown(wait=False)  # the submitted groups still run; no worker idles after them
-    except (OSError, BrokenProcessPool):
-        pass  # no worker processes here: what was not submitted is checked in this process
+        except (OSError, RuntimeError):
+            pass  # the pool is broken: what was not submitted is checked in this process
     return _gathered(futures, tasks)
 
 
@@ -162,7 +188,3 @@ def _gathered(futures: list[Future], tasks: list) -> Iterator[GroupResult]:
             yield futures[index].result()
         except (BrokenProcessPool, OSError):
             yield _work(task)
-    # The workers leave once told there is nothing more; the command ends its process at once
-    # (see ddplint.cli.entry), which must not be before that, or a worker waits forever.
-    for child in multiprocessing.active_children():
-        child.join()

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ddplint import incremental, parallel, prefilter
+from ddplint import incremental, parallel, prefilter, readahead
 from ddplint.cache import Cache, settings_key
 from ddplint.config import Settings
 from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
@@ -100,42 +100,45 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
     groups = [files]
     if workers and graph is not None and modules is not None and files:
         groups = parallel.groups_of(files, modules, graph.components())
-    # The largest group here, the others in worker processes meanwhile (see ddplint.parallel).
-    elsewhere = iter(())
-    if len(groups) > 1:
-        elsewhere = parallel.check_elsewhere(
-            settings, options, groups[1:], check, jobs - 1, unloaded, outside
-        )
-    linter.project.unloaded = unloaded
-    _check_in_process(linter, groups[0], check, options, result, cache, planned, outside)
-    by_name = {str(path): path for path in files}
-    for group in elsewhere:
-        result.files.extend(group.files)
-        if planned is not None:
-            context = incremental.context_of(group.context)
-            for file in group.files:
-                incremental.record(cache, planned, by_name[file.filename], file.diagnostics, context)
+    # The largest group here, the others in worker processes meanwhile (see ddplint.parallel),
+    # which also help load this one (see ddplint.readahead).
+    needs_pool = len(groups) > 1 or len(groups[0]) >= readahead.MIN_FILES
+    pool = parallel.start_pool(jobs - 1) if workers and needs_pool else None
+    try:
+        elsewhere = parallel.check_elsewhere(pool, settings, options, groups[1:], check, unloaded, outside)
+        linter.project.unloaded = unloaded
+        _check_in_process(linter, groups[0], check, options, result, cache, planned, outside, pool)
+        by_name = {str(path): path for path in files}
+        for group in elsewhere:
+            result.files.extend(group.files)
+            if planned is not None:
+                context = incremental.context_of(group.context)
+                for file in group.files:
+                    incremental.record(cache, planned, by_name[file.filename], file.diagnostics, context)
+    finally:
+        parallel.finish(pool)
     result.files.sort(key=lambda f: f.filename)
     return result
 
 
-def _check_in_process(linter, files, check, options, result, cache, planned, outside) -> None:
+def _check_in_process(linter, files, check, options, result, cache, planned, outside, pool=None) -> None:
     by_name = {str(path): path for path in files}
     loaded = []
     with collector_paused():
-        for path in files:
+        group = readahead.load_group(linter, files, pool)
+        if pool is not None:
+            pool.shutdown(wait=False)  # every task is given: a worker leaves once it has no more
+        for path, facts in group:
             filename = str(path)
-            try:
-                facts = linter.load(filename)
-                linter.project.add(facts)
-            except LoadError as exc:
-                result.files.append(FileResult(filename, [exc.diagnostic]))
+            if isinstance(facts, LoadError):
+                result.files.append(FileResult(filename, [facts.diagnostic]))
                 if planned is not None:
-                    incremental.record(cache, planned, path, [exc.diagnostic], [])
+                    incremental.record(cache, planned, path, [facts.diagnostic], [])
                 continue
-            except Exception:  # a bug of ours: report it, go on with the other files
+            if isinstance(facts, Exception):  # a bug of ours: report it, go on with the other files
                 result.files.append(FileResult(filename, [internal_error(filename, "reading the module")]))
                 continue
+            linter.project.add(facts)
             loaded.append(facts)
         if options.context_budget > 0:
             load_neighbours(linter, loaded, options.context_budget, skip=outside)

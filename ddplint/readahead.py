@@ -1,0 +1,114 @@
+"""Loading the largest import group with help from the worker processes.
+
+A group's modules must all live in the process that analyses it (see ddplint.parallel), so the
+largest group is checked in one process, and on a package whose modules all import each other
+that is the whole run. Its loading can be shared: a worker parses some of its modules, builds
+their facts and sends them back pickled (unpickling costs about a quarter of parsing), while
+this process loads the others. Once done with its own, this process also loads those no worker
+has started. A module's tree and facts travel in one pickle, which keeps every node's identity,
+so the facts, and the findings, are the same as when loaded here.
+"""
+
+from __future__ import annotations
+
+import pickle
+from concurrent.futures import Executor, Future
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from ddplint.config import Settings
+from ddplint.facts import ModuleFacts
+from ddplint.linter import Linter, LoadError
+from ddplint.safeparse import run_with_large_stack
+
+# Below this many files a worker's help costs more than it saves.
+MIN_FILES = 24
+# What a module loaded elsewhere costs, relative to loading it here: this process unpickles it,
+# the worker loads and pickles it.
+RECEIVE_COST = 0.25
+WORKER_COST = 1.55
+
+Loaded = ModuleFacts | LoadError | Exception
+
+
+def load_group(linter: Linter, paths: list[Path], pool: Executor | None) -> list[tuple[Path, Loaded]]:
+    """Each path with its facts, or the LoadError (or other exception) loading it raised, in
+    the order given; `pool`'s workers load a share of them when there are enough."""
+    futures: dict[Path, Future] = {}
+    if pool is not None and len(paths) >= MIN_FILES:
+        try:
+            # The largest first: ready before this process asks for them.
+            for path in sorted(_shared_out(paths), key=_size, reverse=True):
+                futures[path] = pool.submit(_load_elsewhere, linter.settings, str(path))
+        except (OSError, RuntimeError):  # no worker processes, or the pool is closing
+            pass
+    loaded: dict[Path, Loaded] = {}
+    for path in paths:
+        if path not in futures:
+            loaded[path] = _load_here(linter, path)
+    for path in reversed(list(futures)):  # the smallest first: not started by any worker yet
+        if futures[path].cancel():
+            loaded[path] = _load_here(linter, path)
+    for path, future in futures.items():
+        if path not in loaded:
+            loaded[path] = _received(linter, path, future)
+    return [(path, loaded[path]) for path in paths]
+
+
+def _shared_out(paths: list[Path]) -> set[Path]:
+    """The files one worker loads: chosen, largest first, so that this process and the worker
+    finish together (sizes stand in for loading time)."""
+    here = elsewhere = 0.0
+    shared = set()
+    for path in sorted(paths, key=_size, reverse=True):
+        size = _size(path)
+        if elsewhere + size * WORKER_COST < here + size:
+            shared.add(path)
+            elsewhere += size * WORKER_COST
+            here += size * RECEIVE_COST
+        else:
+            here += size
+    return shared
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _load_here(linter: Linter, path: Path) -> Loaded:
+    try:
+        return linter.load(str(path))
+    except Exception as exc:  # LoadError, or a bug of ours: the caller reports it
+        return exc
+
+
+def _received(linter: Linter, path: Path, future: Future) -> Loaded:
+    try:
+        kind, payload = future.result()
+    except (BrokenProcessPool, OSError, pickle.PickleError):
+        return _load_here(linter, path)  # the worker died: load it here
+    if kind == "facts":
+        return pickle.loads(payload)
+    if kind == "error":
+        return LoadError(payload)
+    return _load_here(linter, path)  # it could not be sent (nested too deep to pickle)
+
+
+def _load_elsewhere(settings: Settings, filename: str) -> tuple[str, object]:
+    """In a worker: load one module; its facts pickled, the diagnostic of its LoadError, or a
+    request to load it in the calling process."""
+    try:
+        facts = Linter(settings).load(filename)
+    except LoadError as exc:
+        return "error", exc.diagnostic
+    except Exception:
+        return "here", None  # the calling process meets the same error and reports it
+    try:
+        # Pickling recurses once per nesting level of the tree: a deep stack, as for parsing.
+        blob = run_with_large_stack(lambda: pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+    except (RecursionError, MemoryError, pickle.PickleError, TypeError, AttributeError):
+        blob = None
+    return ("facts", blob) if blob is not None else ("here", None)

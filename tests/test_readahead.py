@@ -1,0 +1,91 @@
+"""Modules loaded by a worker and sent back pickled are checked exactly as modules loaded here."""
+
+from __future__ import annotations
+
+import importlib.util
+import pickle
+from pathlib import Path
+
+import pytest
+
+from ddplint import readahead
+from ddplint.config import Settings
+from ddplint.linter import Linter, LoadError
+from ddplint.runner import RunOptions, run
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _checked(loaded: list) -> list[tuple]:
+    linter = Linter(Settings(root=FIXTURES))
+    for facts in loaded:
+        linter.project.add(facts)
+    return [
+        (d.filename, d.location, d.end_location, d.code, d.message, d.fix, d.notes)
+        for facts in loaded
+        for d in linter.check(facts)
+    ]
+
+
+def test_facts_sent_back_by_a_worker_give_the_same_findings() -> None:
+    settings = Settings(root=FIXTURES)
+    here, received = [], []
+    for path in sorted(FIXTURES.rglob("*.py")):
+        facts = Linter(settings).load(str(path))
+        kind, payload = readahead._load_elsewhere(settings, str(path))
+        assert kind == "facts"
+        here.append(facts)
+        received.append(pickle.loads(payload))
+    findings = _checked(here)
+    assert len(findings) > 100
+    assert _checked(received) == findings
+
+
+def test_a_syntax_error_found_by_a_worker_is_reported_as_here(tmp_path: Path) -> None:
+    path = tmp_path / "broken.py"
+    path.write_text("def f(:\n    pass\n")
+    settings = Settings(root=tmp_path)
+    kind, payload = readahead._load_elsewhere(settings, str(path))
+    assert kind == "error"
+    with pytest.raises(LoadError) as here:
+        Linter(settings).load(str(path))
+    assert payload == here.value.diagnostic
+
+
+def test_the_share_a_worker_loads_is_balanced_by_size(tmp_path: Path) -> None:
+    sizes = [1000, 800, 600, 400, 200, 100]
+    paths = []
+    for index, size in enumerate(sizes):
+        path = tmp_path / f"m{index}.py"
+        path.write_text("x = 1\n" * (size // 6))
+        paths.append(path)
+    shared = readahead._shared_out(paths)
+    assert shared and len(shared) < len(paths)
+    cost = {p: p.stat().st_size for p in paths}
+    here = sum(cost[p] for p in paths if p not in shared) + readahead.RECEIVE_COST * sum(
+        cost[p] for p in shared
+    )
+    elsewhere = readahead.WORKER_COST * sum(cost[p] for p in shared)
+    assert abs(here - elsewhere) <= max(cost.values()) * readahead.WORKER_COST
+
+
+def _torch_part() -> Path | None:
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "distributed" / "algorithms"
+
+
+def test_one_large_group_gives_the_same_findings_with_a_worker_helping(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder = _torch_part()
+    if folder is None or not folder.is_dir():
+        pytest.skip("torch is not installed")
+    monkeypatch.setattr(readahead, "MIN_FILES", 4)
+
+    def report(jobs: int) -> list[tuple]:
+        result = run([str(folder)], Settings(), RunOptions(jobs=jobs, context_budget=0))
+        return [(d.filename, d.location, d.code, d.message) for d in result.diagnostics]
+
+    assert report(2) == report(1)
