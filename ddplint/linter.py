@@ -82,14 +82,15 @@ def too_large(size: int, limit: int) -> str:
     )
 
 
-def internal_error(filename: str, where: str) -> Diagnostic:
-    """An E900 for an exception of ours, with its traceback for --verbose. Call in `except`."""
+def internal_error(filename: str, where: str, exc: BaseException | None = None) -> Diagnostic:
+    """An E900 for an exception of ours, with its traceback for --verbose. Call in `except`,
+    or give the exception caught earlier."""
     error = input_error(
         INTERNAL_ERROR,
         filename,
         f"internal error in ddplint while checking {filename} ({where}) — please report",
     )
-    error.detail = traceback.format_exc()
+    error.detail = "".join(traceback.format_exception(exc)) if exc is not None else traceback.format_exc()
     return error
 
 

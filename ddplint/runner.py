@@ -136,7 +136,8 @@ def _check_in_process(linter, files, check, options, result, cache, planned, out
                     incremental.record(cache, planned, path, [facts.diagnostic], [])
                 continue
             if isinstance(facts, Exception):  # a bug of ours: report it, go on with the other files
-                result.files.append(FileResult(filename, [internal_error(filename, "reading the module")]))
+                error = internal_error(filename, "reading the module", facts)
+                result.files.append(FileResult(filename, [error]))
                 continue
             linter.project.add(facts)
             loaded.append(facts)
