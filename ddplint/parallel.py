@@ -109,13 +109,19 @@ def _work(args) -> GroupResult:
     return _portable(check_group(*args))
 
 
+_not_ours: dict[int, set] = {}
+
+
 def start_pool(workers: int) -> ProcessPoolExecutor | None:
     """Worker processes for the run, or None where none can start. They are forked when first
     given work, before this process builds any tree."""
     try:
-        return ProcessPoolExecutor(max_workers=max(1, workers), initializer=_worker_started)
+        pool = ProcessPoolExecutor(max_workers=max(1, workers), initializer=_worker_started)
     except OSError:
         return None
+    # The processes already running: a program calling ddplint may have children of its own.
+    _not_ours[id(pool)] = set(multiprocessing.active_children())
+    return pool
 
 
 def _worker_started() -> None:
@@ -133,8 +139,10 @@ def finish(pool: ProcessPoolExecutor | None) -> None:
     if pool is None:
         return
     pool.shutdown(wait=False)
+    not_ours = _not_ours.pop(id(pool), set())
     for child in multiprocessing.active_children():
-        child.join()
+        if child not in not_ours:
+            child.join()
 
 
 def check_elsewhere(

@@ -79,3 +79,22 @@ def test_no_worker_outlives_the_command(tmp_path: Path) -> None:
         done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 1
         assert done.stdout.count(": DDP") == expected
+
+
+def _wait_for(event) -> None:
+    event.wait(60)
+
+
+def test_a_run_leaves_the_callers_own_child_processes_alone(tmp_path: Path) -> None:
+    import multiprocessing
+
+    shutil.copytree(FIXTURES, tmp_path / "fixtures")
+    release = multiprocessing.Event()
+    child = multiprocessing.Process(target=_wait_for, args=(release,))
+    child.start()
+    try:
+        assert _report(tmp_path / "fixtures", 2)
+        assert child.is_alive()  # not waited for: it is not one of ddplint's workers
+    finally:
+        release.set()
+        child.join(10)
