@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ddplint.config import Settings
 from ddplint.diagnostics import Diagnostic
-from ddplint.linter import FileResult, Linter, LoadError, internal_error
+from ddplint.linter import FileResult, Linter
 
 
 @dataclass
@@ -68,24 +68,15 @@ def check_group(
     """Load, analyse and check one group; `check` None means every file of it. `unloaded` and
     `outside`: the run's modules left unparsed (see ddplint.prefilter), never read as context."""
     from ddplint.neighbours import load_neighbours
+    from ddplint.readahead import add_group
     from ddplint.runner import _check_guarded, collector_paused
 
     linter = Linter(settings)
     linter.project.unloaded = dict(unloaded or {})
     out = GroupResult()
-    loaded = []
     with collector_paused():
-        for filename in paths:
-            try:
-                facts = linter.load(filename)
-                linter.project.add(facts)
-            except LoadError as exc:
-                out.files.append(FileResult(filename, [exc.diagnostic]))
-                continue
-            except Exception:  # a bug of ours: report it, go on with the other files
-                out.files.append(FileResult(filename, [internal_error(filename, "reading the module")]))
-                continue
-            loaded.append(facts)
+        loaded, failed = add_group(linter, [Path(p) for p in paths])
+        out.files.extend(FileResult(str(path), [diagnostic]) for path, diagnostic in failed)
         if options.context_budget > 0:
             load_neighbours(linter, loaded, options.context_budget, skip=outside)
         for facts in loaded:

@@ -17,8 +17,9 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from ddplint.config import Settings
+from ddplint.diagnostics import Diagnostic
 from ddplint.facts import ModuleFacts
-from ddplint.linter import Linter, LoadError
+from ddplint.linter import Linter, LoadError, internal_error
 from ddplint.safeparse import run_with_large_stack
 
 # Below this many files a worker's help costs more than it saves.
@@ -53,6 +54,24 @@ def load_group(linter: Linter, paths: list[Path], pool: Executor | None) -> list
         if path not in loaded:
             loaded[path] = _received(linter, path, future)
     return [(path, loaded[path]) for path in paths]
+
+
+def add_group(
+    linter: Linter, paths: list[Path], pool: Executor | None = None
+) -> tuple[list[ModuleFacts], list[tuple[Path, Diagnostic]]]:
+    """Load `paths` (see `load_group`) into the linter's project: the facts added, in order, and
+    for each file that did not load its diagnostic (E999 and the like, or E900 for a bug of ours)."""
+    added: list[ModuleFacts] = []
+    failed: list[tuple[Path, Diagnostic]] = []
+    for path, facts in load_group(linter, paths, pool):
+        if isinstance(facts, LoadError):
+            failed.append((path, facts.diagnostic))
+        elif isinstance(facts, Exception):  # a bug of ours: report it, go on with the other files
+            failed.append((path, internal_error(str(path), "reading the module", facts)))
+        else:
+            linter.project.add(facts)
+            added.append(facts)
+    return added, failed
 
 
 def _shared_out(paths: list[Path]) -> set[Path]:

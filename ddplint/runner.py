@@ -14,7 +14,7 @@ from pathlib import Path
 from ddplint import incremental, parallel, prefilter, readahead
 from ddplint.cache import Cache, settings_key
 from ddplint.config import Settings
-from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
+from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, Diagnostic, input_error
 from ddplint.discovery import discover
 from ddplint.fixer import fix_module, write_atomically
 from ddplint.linter import FileResult, Linter, LoadError, internal_error, read_source
@@ -123,24 +123,14 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
 
 def _check_in_process(linter, files, check, options, result, cache, planned, outside, pool=None) -> None:
     by_name = {str(path): path for path in files}
-    loaded = []
     with collector_paused():
-        group = readahead.load_group(linter, files, pool)
+        loaded, failed = readahead.add_group(linter, files, pool)
         if pool is not None:
             pool.shutdown(wait=False)  # every task is given: a worker leaves once it has no more
-        for path, facts in group:
-            filename = str(path)
-            if isinstance(facts, LoadError):
-                result.files.append(FileResult(filename, [facts.diagnostic]))
-                if planned is not None:
-                    incremental.record(cache, planned, path, [facts.diagnostic], [])
-                continue
-            if isinstance(facts, Exception):  # a bug of ours: report it, go on with the other files
-                error = internal_error(filename, "reading the module", facts)
-                result.files.append(FileResult(filename, [error]))
-                continue
-            linter.project.add(facts)
-            loaded.append(facts)
+        for path, diagnostic in failed:
+            result.files.append(FileResult(str(path), [diagnostic]))
+            if planned is not None and diagnostic.code != INTERNAL_ERROR:  # a bug of ours: not kept
+                incremental.record(cache, planned, path, [diagnostic], [])
         if options.context_budget > 0:
             load_neighbours(linter, loaded, options.context_budget, skip=outside)
         context = None
