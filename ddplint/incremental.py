@@ -85,11 +85,12 @@ def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool
             entry = entries.get(path)
             if path in needed or entry is None:
                 continue  # kept, or unreadable (the load reports it)
-            if modules[path] not in result.unloaded and entry.parses is None:
-                entry.parses = parses(path, linter.settings.max_file_size)
-            if modules[path] not in result.unloaded and not entry.parses:
-                needed.add(path)
-                continue
+            if not selection.known_to_parse(path):
+                if entry.parses is None:
+                    entry.parses = parses(path, linter.settings.max_file_size)
+                if not entry.parses:
+                    needed.add(path)
+                    continue
             # Skipped: no findings under this key, so the next run reuses that without a look.
             entry.key, entry.diagnostics, entry.context = keys[path], [], []
             dirty.add(path)

@@ -134,6 +134,10 @@ class Selection:
     # follows imports through them (a module imported by one that wraps a model).
     unloaded: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
+    def known_to_parse(self, path: Path) -> bool:
+        """Skipped after CPython parsed it for its outline: no syntax error to report."""
+        return self.modules is not None and self.modules.get(path) in self.unloaded
+
 
 @dataclass(frozen=True)
 class Scan:

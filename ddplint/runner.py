@@ -90,8 +90,7 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
         keep.update(
             path
             for path in selection.skipped
-            if selection.modules[path] not in selection.unloaded  # else known to parse
-            and not incremental.parses(path, settings.max_file_size)
+            if not selection.known_to_parse(path) and not incremental.parses(path, settings.max_file_size)
         )
         files = [path for path in found.files if path in keep]
         modules, graph, unloaded = selection.modules, selection.graph, selection.unloaded
