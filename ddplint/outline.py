@@ -83,6 +83,7 @@ def outline(
     imports = ImportMap(module_name, is_package)
     stars: list[str] = []
     import_lines: list[str] = []
+    declared: set[str] = set()  # names a `global` statement anywhere declares
     lines = text.splitlines(keepends=True)
 
     def segment(node: ast.AST) -> str:
@@ -108,6 +109,8 @@ def outline(
                 visit(stmt.body, False)
             elif isinstance(stmt, ast.ClassDef):
                 visit(stmt.body, top_scope)
+            elif isinstance(stmt, ast.Global):
+                declared.update(stmt.names)
             else:
                 for field in _COMPOUND_BODIES:
                     for child in getattr(stmt, field, ()):
@@ -142,13 +145,13 @@ def outline(
         bindings={k: frozenset(v) for k, v in imports.bindings.items()},
         stars=tuple(stars),
         imports=tuple(sorted(set(imports.aliases.values()))),
-        variables=_module_variables(tree, statements.get(MODULE, []), "global" in text),
+        variables=_module_variables(statements.get(MODULE, [])) | declared,
     )
 
 
-def _module_variables(tree: ast.Module, own: list[ast.stmt], declares: bool) -> frozenset[str]:
+def _module_variables(own: list[ast.stmt]) -> frozenset[str]:
     """The names the module's own statements bind (a loop variable, an `except ... as`, a walrus
-    included), and those a function declares `global`; more than that is harmless."""
+    included); more than that is harmless."""
     found: set[str] = set()
     for node in (n for stmt in own for n in ast.walk(stmt)):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -157,8 +160,6 @@ def _module_variables(tree: ast.Module, own: list[ast.stmt], declares: bool) -> 
             found.add(node.name)
         elif isinstance(node, _MATCH_MAPPING) and node.rest:
             found.add(node.rest)
-    if declares:
-        found.update(name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names)
     return frozenset(found)
 
 

@@ -290,6 +290,11 @@ def test_module_variables_are_every_name_the_module_itself_may_bind() -> None:
         class Config:
             epochs = 3  # a class attribute, not a module variable
 
+            def bump(self):
+                if self.epochs:
+                    global BUMPS
+                    BUMPS = 1
+
         def setup():
             global DEVICE
             DEVICE = "cuda"
@@ -298,7 +303,7 @@ def test_module_variables_are_every_name_the_module_itself_may_bind() -> None:
         """
     )
     found = outline(text, "m.py", "m", False, lambda data: False)
-    assert found.variables == {"WORLD", "RANK", "LOG", "MISSING", "torch", "STEP", "DEVICE"}
+    assert found.variables == {"WORLD", "RANK", "LOG", "MISSING", "torch", "STEP", "BUMPS", "DEVICE"}
 
 
 def test_names_resolve_through_re_exports_and_star_imports() -> None:
