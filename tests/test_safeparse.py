@@ -1,0 +1,28 @@
+"""libcst's parse as ddplint runs it: the same trees, and node checks left on for everything else."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from ddplint.safeparse import parse_module
+
+FIXTURES = sorted((Path(__file__).parent / "fixtures").rglob("*.py"))
+
+
+def test_trees_equal_libcst_own_parse() -> None:
+    assert len(FIXTURES) > 100
+    for path in FIXTURES:
+        text = path.read_text(encoding="utf-8")
+        assert parse_module(text, str(path)).deep_equals(cst.parse_module(text)), path
+
+
+@pytest.mark.parametrize("text", ["x = 1\n", "def broken(:\n"])
+def test_nodes_built_after_a_parse_are_checked(text: str) -> None:
+    with contextlib.suppress(cst.ParserSyntaxError):
+        parse_module(text, "m.py")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")
