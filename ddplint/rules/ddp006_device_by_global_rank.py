@@ -10,6 +10,8 @@ The first parameter of a function launched by `mp.spawn` is the process index on
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from ddplint.catalogue import DDP_WRAPPERS
@@ -59,13 +61,13 @@ class DeviceByGlobalRank(Rule):
             self._report(ctx, scope, sink, node, origin)
 
     def _report(
-        self, ctx: Context, scope: Scope, sink: str, node: cst.BaseExpression, origin: Origin
+        self, ctx: Context, scope: Scope, sink: Callable[[], str], node: cst.BaseExpression, origin: Origin
     ) -> None:
         facts = ctx.facts
         spelled = facts.code(node)
         source = "" if spelled == origin.source else f" (`{origin.source}`, {origin.where})"
         message = (
-            f"{sink} selects the GPU by the global rank `{spelled}`{source}: on every node but the "
+            f"{sink()} selects the GPU by the global rank `{spelled}`{source}: on every node but the "
             f"first, global ranks exceed the node's device ordinals (rank 8 on an 8-GPU node: "
             f"`CUDA error: invalid device ordinal`)"
         )
@@ -79,26 +81,31 @@ class DeviceByGlobalRank(Rule):
 
 
 def _sinks(facts: ModuleFacts):
-    """(scope, description, expression used as a device ordinal) for every device choice."""
+    """(scope, description, expression used as a device ordinal) for every device choice; the
+    description is a function, called only for the few that are reported."""
     for call in facts.all_calls():
         node = call.node
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         name = call.name or ""
         if name in SET_DEVICE and positional:
-            yield call.scope, f"`{name.rsplit('.', 1)[-1]}({facts.text_of(positional[0])})`", positional[0]
+            yield (
+                call.scope,
+                _spelled(facts, f"`{name.rsplit('.', 1)[-1]}({{}})`", positional[0]),
+                positional[0],
+            )
         elif name == "torch.device":
             if len(positional) == 2 and _string_value(positional[0]) == "cuda":
-                yield (
-                    call.scope,
-                    f"`torch.device({facts.text_of(positional[0])}, {facts.text_of(positional[1])})`",
-                    positional[1],
-                )
+                yield call.scope, _spelled(facts, "`torch.device({}, {})`", *positional), positional[1]
             elif len(positional) == 1 and not isinstance(
                 positional[0], (cst.SimpleString, cst.FormattedString)
             ):
-                yield call.scope, f"`torch.device({facts.text_of(positional[0])})`", positional[0]
+                yield call.scope, _spelled(facts, "`torch.device({})`", positional[0]), positional[0]
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda") and positional:
-            yield call.scope, f"`.{node.func.attr.value}({facts.text_of(positional[0])})`", positional[0]
+            yield (
+                call.scope,
+                _spelled(facts, f"`.{node.func.attr.value}({{}})`", positional[0]),
+                positional[0],
+            )
         for arg in node.args:
             if arg.keyword is None:
                 continue
@@ -109,9 +116,9 @@ def _sinks(facts: ModuleFacts):
                 and isinstance(arg.value, (cst.List, cst.Tuple))
             ):
                 for element in arg.value.elements:
-                    yield call.scope, f"`device_ids={facts.text_of(arg.value)}`", element.value
+                    yield call.scope, _spelled(facts, "`device_ids={}`", arg.value), element.value
             elif keyword in DEVICE_KEYWORDS:
-                yield call.scope, f"`{keyword}={facts.text_of(arg.value)}`", arg.value
+                yield call.scope, _spelled(facts, f"`{keyword}={{}}`", arg.value), arg.value
     if "cuda:" in facts.source.text:
         for scope in facts.scopes:
             for node in _own_expressions(scope):
@@ -128,14 +135,14 @@ def _device_strings(facts: ModuleFacts, scope: Scope, node: cst.CSTNode):
             and parts[0].value.endswith(DEVICE_PREFIXES)
             and isinstance(parts[1], cst.FormattedStringExpression)
         ):
-            yield scope, f"`{facts.text_of(node)}`", parts[1].expression
+            yield scope, _spelled(facts, "`{}`", node), parts[1].expression
     elif isinstance(node, cst.BinaryOperation):
         text = _string_value(node.left)
         if text is None:
             return
         percent = isinstance(node.operator, cst.Modulo) and text in ("cuda:%d", "cuda:%s", "cuda:%i")
         if percent or (isinstance(node.operator, cst.Add) and text == "cuda:"):
-            yield scope, f"`{facts.text_of(node)}`", node.right
+            yield scope, _spelled(facts, "`{}`", node), node.right
     elif isinstance(node, cst.Call):
         func = node.func
         if (
@@ -145,7 +152,12 @@ def _device_strings(facts: ModuleFacts, scope: Scope, node: cst.CSTNode):
             and len(node.args) == 1
             and node.args[0].keyword is None
         ):
-            yield scope, f"`{facts.text_of(node)}`", node.args[0].value
+            yield scope, _spelled(facts, "`{}`", node), node.args[0].value
+
+
+def _spelled(facts: ModuleFacts, template: str, *nodes: cst.CSTNode) -> Callable[[], str]:
+    """`template` with the code of `nodes` in its `{}`, generated when asked for."""
+    return lambda: template.format(*(facts.text_of(node) for node in nodes))
 
 
 def _own_expressions(scope: Scope):

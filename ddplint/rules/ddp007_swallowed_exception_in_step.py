@@ -56,11 +56,12 @@ class SwallowedExceptionInStep(Rule):
     def _step_call(self, ctx: Context, facts: ModuleFacts, scope: Scope, node: cst.Try) -> CallSite | None:
         """The call of the `try` body that synchronises ranks: a backward pass first, then a
         collective or a wrapped forward, then an optimizer step (which does not synchronise)."""
-        start, end = facts.span(node.body)
+        _, spans = facts.spans_in(scope)  # offsets compared only with each other
+        start, end = spans[node.body]
         analysis = ctx.project.analysis(ctx.settings)
         found: list[CallSite] = []
         for call in scope.calls:
-            call_start = facts.span(call.node)[0]
+            call_start = spans[call.node][0]
             if not start <= call_start < end:
                 continue
             target = ctx.project.resolve_call(facts, call)
@@ -68,7 +69,7 @@ class SwallowedExceptionInStep(Rule):
                 target is not None and analysis.flags(target[0], target[1])[0]
             ):
                 found.append(call)
-        found.sort(key=lambda c: (c.method != "backward", _is_optimizer_step(c), facts.span(c.node)[0]))
+        found.sort(key=lambda c: (c.method != "backward", _is_optimizer_step(c), spans[c.node][0]))
         return found[0] if found else None
 
     def _report(self, ctx: Context, handler: cst.ExceptHandler, step: CallSite, action: str) -> None:
@@ -136,6 +137,8 @@ def _is_step(facts: ModuleFacts, scope: Scope, call: CallSite, analysis) -> bool
 
 def _tries_in_loops(scope: Scope):
     """`try` statements of the scope's own code that lie inside a loop of it."""
+    if not scope.loops:
+        return  # most functions: no loop of their own, nothing to walk
     root = scope.node
     body = root.body.body if isinstance(root, cst.FunctionDef) else root.body
     stack: list[tuple[cst.CSTNode, bool]] = [(stmt, False) for stmt in body]
