@@ -15,7 +15,7 @@ import libcst as cst
 
 from ddplint.catalogue import RANK_WORDS
 from ddplint.names import ImportMap, dotted_name
-from ddplint.positions import compute_spans
+from ddplint.positions import compute_spans, locate
 from ddplint.signatures import SIGNATURES, BoundArgs, bind
 from ddplint.source import Source
 
@@ -235,6 +235,8 @@ class ModuleFacts:
         self.classes: dict[str, cst.ClassDef] = {}
         # `self.x` assignments of a class, across all its methods: class name → attr → values.
         self.class_attrs: dict[str, dict[str, list[cst.BaseExpression]]] = {}
+        # A function → where it starts and its own spans (see `spans_in`); None: not found.
+        self._located: dict[cst.FunctionDef, tuple[int, dict] | None] = {}
         _Walker(self).walk_module(tree)
 
     @property
@@ -269,6 +271,26 @@ class ModuleFacts:
 
     def line_of(self, node: cst.CSTNode) -> int:
         return self.source.location(self.spans[node][0])[0]
+
+    def spans_in(self, scope: Scope) -> tuple[int, dict[cst.CSTNode, tuple[int, int]]]:
+        """Spans of the nodes of `scope`'s code, relative to the offset returned with them: the
+        module's own spans once they are known, else, for a function, its spans alone (see
+        positions.locate), which cost a fraction of the module's. For work on modules that may
+        report nothing."""
+        if "spans" not in self.__dict__ and isinstance(scope.node, cst.FunctionDef):
+            located = self._located.get(scope.node, False)
+            if located is False:
+                located = self._located[scope.node] = locate(self.tree, self.source.text, scope.node)
+            if located is not None:
+                return located
+        return 0, self.spans
+
+    def line_in(self, node: cst.CSTNode, scope: Scope) -> int:
+        """`line_of` a node of `scope`'s code, for a message that may never be shown."""
+        start, spans = self.spans_in(scope)
+        if node not in spans:  # not in the scope's own code after all
+            start, spans = 0, self.spans
+        return self.source.location(start + spans[node][0])[0]
 
     def qualname(self, expr: cst.BaseExpression) -> str | None:
         return self.imports.resolve(expr)

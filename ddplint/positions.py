@@ -2,6 +2,8 @@
 
 libcst's PositionProvider builds a CodeRange object for every node; this pass only counts
 characters, which costs a fraction of it, and is run only for modules that report something.
+A message about a module that may report nothing needs one line of it: `locate` finds a single
+function in the module's text instead.
 """
 
 from __future__ import annotations
@@ -54,3 +56,77 @@ def compute_spans(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int]]:
     # Code generation recurses once per nesting level: give deep trees a deep stack.
     run_with_large_stack(lambda: module._codegen(state))
     return state.spans
+
+
+class _TextAndOffsetState(_OffsetState):
+    """Offsets, and the code itself."""
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        super().add_indent_tokens()
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self.offset += len(value)
+
+
+def locate(
+    module: cst.Module, text: str, node: cst.CSTNode
+) -> tuple[int, dict[cst.CSTNode, tuple[int, int]]] | None:
+    """Where statement `node` of `module` starts in `text` (the module's code), with the spans
+    of its nodes relative to that start; None when its code is not found there exactly once.
+
+    Generating one statement costs far less than the whole module: a function's code, indented
+    as the blocks around it indent it, is a piece of the module's code, found by searching.
+    """
+    indents = _indents_around(module, node)
+    if indents is None:
+        return None
+    state = _TextAndOffsetState(module)
+    state.indent_tokens = indents
+    run_with_large_stack(lambda: node._codegen(state))
+    # Without its last newline: the module's last line may have none.
+    code = "".join(state.tokens).rstrip("\r\n")
+    start = text.find(code)
+    if start < 0 or text.find(code, start + 1) >= 0:
+        return None
+    return start, state.spans
+
+
+# Nodes a statement can lie in, below the module: compound statements and their clauses.
+_HOLDERS = (
+    cst.BaseCompoundStatement,
+    cst.IndentedBlock,
+    cst.Else,
+    cst.Finally,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.MatchCase,
+)
+
+_CLAUSE_FIELDS = ("body", "handlers", "orelse", "finalbody")
+
+
+def _indents_around(module: cst.Module, target: cst.CSTNode) -> list[str] | None:
+    """The indentation each block around `target` adds, outermost first, as code generation
+    adds it; None when `target` is no statement of `module`."""
+    default = module.default_indent
+    stack: list[tuple[cst.CSTNode, tuple[str, ...]]] = [(stmt, ()) for stmt in module.body]
+    while stack:
+        node, indents = stack.pop()
+        if node is target:
+            return list(indents)
+        if isinstance(node, cst.IndentedBlock):
+            inner = (*indents, default if node.indent is None else node.indent)
+            stack.extend((stmt, inner) for stmt in node.body)
+        elif isinstance(node, cst.Match):
+            inner = (*indents, default if node.indent is None else node.indent)
+            stack.extend((case, inner) for case in node.cases)
+        elif isinstance(node, _HOLDERS):
+            for field in _CLAUSE_FIELDS:
+                value = getattr(node, field, None)
+                if isinstance(value, (tuple, list)):
+                    stack.extend((clause, indents) for clause in value)
+                elif value is not None:
+                    stack.append((value, indents))
+    return None

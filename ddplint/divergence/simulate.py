@@ -658,14 +658,13 @@ class Simulator:
         dotted = dotted_name(func)
         qualified = self.facts.imports.resolve_dotted(dotted) if dotted else None
         method = func.attr.value if isinstance(func, cst.Attribute) else None
-        label = self._text(func)
         analysis = self.analysis
 
         if qualified in cat.EXIT_CALLS:
             self.emit(Exit("abort", node, self.facts, self._guard()))
             return UNIFORM
         if qualified is not None and analysis.is_collective(qualified):
-            self._op(qualified, label, node)
+            self._op(qualified, func, node)
             short = qualified.rsplit(".", 1)[-1]
             if short in cat.IN_PLACE_OUTPUT and node.args:
                 out = dotted_name(node.args[0].value)
@@ -696,7 +695,7 @@ class Simulator:
                 return combine(args)  # keep the root cause: `isnan(loss)` diverges through `loss`
             return data(f"`{self._text(node)}` ({self._where(node)})")
         if qualified in cat.DDP_WRAPPERS:
-            self._op(qualified, label, node, what="DDP construction")
+            self._op(qualified, func, node, what="DDP construction")
             buffers = _keyword(node, "broadcast_buffers")
             off = isinstance(buffers, cst.Name) and buffers.value == "False"
             return Val(Kind.OBJECT, tag="ddp-nobuf" if off else "ddp")
@@ -719,18 +718,18 @@ class Simulator:
             return UNIFORM
 
         if method is not None and receiver is not None:
-            handled = self._method(node, method, receiver, label, args)
+            handled = self._method(node, method, receiver, func, args)
             if handled is not None:
                 return handled
         if callee_value is not None and callee_value.tag == "ddp":
             source = next(iter(callee_value.deps)) if len(callee_value.deps) == 1 else None
-            self._op("ddp.forward", label, node, ddp_expr=func, from_param=source)
+            self._op("ddp.forward", func, node, ddp_expr=func, from_param=source)
             return combine(args)
         if self._is_bare_param(func, callee_value):
             (param,) = callee_value.deps
             op = Op(
                 "param",
-                label,
+                self._text(func),
                 node,
                 self.facts,
                 (self.facts, node),
@@ -764,33 +763,33 @@ class Simulator:
             and len(value.deps) == 1
         )
 
-    def _method(self, node, method: str, receiver: Val, label: str, args) -> Val | None:
+    def _method(self, node, method: str, receiver: Val, func: cst.BaseExpression, args) -> Val | None:
         tag = receiver.tag
         if method == "backward":
             if tag == "accelerator" or tag == "deepspeed":
-                self._op(f"{tag}.backward", label, node, what="gradient all-reduce")
+                self._op(f"{tag}.backward", func, node, what="gradient all-reduce")
                 return UNIFORM
             if self.analysis.distributed(self.facts) and not self.no_sync:
-                self._op("backward", label, node, what="DDP gradient all-reduce")
+                self._op("backward", func, node, what="DDP gradient all-reduce")
             return UNIFORM
         if tag == "accelerator" and method in cat.ACCELERATE_COLLECTIVES:
-            self._op(f"accelerator.{method}", label, node)
+            self._op(f"accelerator.{method}", func, node)
             return UNIFORM
         if tag == "deepspeed" and method in cat.DEEPSPEED_COLLECTIVES:
-            self._op(f"deepspeed.{method}", label, node)
+            self._op(f"deepspeed.{method}", func, node)
             return UNIFORM
         if tag in ("ddp", "ddp-nobuf") and method == "forward" and tag == "ddp":
-            self._op("ddp.forward", label, node, what="DDP forward")
+            self._op("ddp.forward", func, node, what="DDP forward")
             return combine(args)
         receiver_name = dotted_name(node.func.value) or ""
         if method == "barrier" and receiver_name.endswith("strategy"):
-            self._op("strategy.barrier", label, node)
+            self._op("strategy.barrier", func, node)
             return UNIFORM
         if receiver_name == "self" and method in cat.LIGHTNING_COLLECTIVES and self._lightning_class():
-            self._op(f"lightning.{method}", label, node)
+            self._op(f"lightning.{method}", func, node)
             return UNIFORM
         if receiver_name == "self" and method == "log" and _keyword_true(node, "sync_dist"):
-            self._op("lightning.log(sync_dist=True)", label, node)
+            self._op("lightning.log(sync_dist=True)", func, node)
             return UNIFORM
         if method in ("prepare", "setup_dataloaders", "prepare_data_loader"):
             # accelerate and Fabric re-shard and pad loaders (`even_batches`).
@@ -805,10 +804,10 @@ class Simulator:
             return False
         return any("Lightning" in (dotted_name(base.value) or "") for base in node.bases)
 
-    def _op(self, name, label, node, *, what: str | None = None, ddp_expr=None, from_param=None) -> None:
+    def _op(self, name, func, node, *, what: str | None = None, ddp_expr=None, from_param=None) -> None:
         op = Op(
             name,
-            label,
+            self._text(func),  # as the call spells it
             node,
             self.facts,
             (self.facts, node),
@@ -898,7 +897,7 @@ class Simulator:
         return text if len(text) <= 60 else text[:57] + "..."
 
     def _where(self, node: cst.CSTNode) -> str:
-        return f"{self.facts.path.name}:{self.facts.line_of(node)}"
+        return f"{self.facts.path.name}:{self.facts.line_in(node, self.scope)}"
 
 
 def _substitute(value: Val, bound) -> Val:
