@@ -18,6 +18,8 @@ from __future__ import annotations
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Callable, TypeVar
 
 import libcst as cst
@@ -137,16 +139,23 @@ def _skip_validation(node: cst.CSTNode) -> None:
     pass
 
 
-def _parse_unvalidated(text: str) -> cst.Module:
-    """libcst's parse without the checks every node runs when it is built (`__post_init__`).
+@contextmanager
+def unchecked_nodes() -> Iterator[None]:
+    """Build nodes without the checks each runs when it is built (`__post_init__`).
 
-    Those checks guard trees built by hand; a node the parser builds from text it accepted
-    cannot fail them (libcst's own source notes they are wasted on parsing), and they take a
-    fifth of the parse. Nodes built any other time (fixes) are still checked: the checks are
-    off only while this thread parses, and no other thread builds nodes meanwhile.
+    Those checks guard trees built by hand; a node the parser builds from text it accepted, or
+    unpickling rebuilds from such a node, cannot fail them (libcst's own source notes they are
+    wasted on parsing), and they take a fifth of the parse. The checks are off only while the
+    calling thread parses or unpickles, and no other thread builds nodes meanwhile: nodes built
+    any other time (fixes) are still checked.
     """
     cst.CSTNode.__post_init__ = _skip_validation
     try:
-        return cst.parse_module(text)
+        yield
     finally:
         cst.CSTNode.__post_init__ = _validate_node
+
+
+def _parse_unvalidated(text: str) -> cst.Module:
+    with unchecked_nodes():
+        return cst.parse_module(text)
