@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
-import pickle
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from ddplint import readahead
+from ddplint import readahead, treepickle
 from ddplint.config import Settings
 from ddplint.linter import Linter, LoadError
 from ddplint.runner import RunOptions, run
@@ -27,15 +27,19 @@ def _checked(loaded: list) -> list[tuple]:
     ]
 
 
-def test_facts_sent_back_by_a_worker_give_the_same_findings() -> None:
+def test_facts_sent_back_by_a_worker_give_the_same_findings(tmp_path: Path) -> None:
     settings = Settings(root=FIXTURES)
     here, received = [], []
-    for path in sorted(FIXTURES.rglob("*.py")):
+    for index, path in enumerate(sorted(FIXTURES.rglob("*.py"))):
         facts = Linter(settings).load(str(path))
-        kind, payload = readahead._load_elsewhere(settings, str(path))
-        assert kind == "facts"
+        # Through a file, and through the pool's pipe when no folder could be made.
+        folder = str(tmp_path) if index % 2 else None
+        kind, payload = readahead._load_elsewhere(settings, str(path), folder)
+        assert kind == ("file" if folder else "facts")
+        blob = readahead._read_once(payload) if folder else payload
         here.append(facts)
-        received.append(pickle.loads(payload))
+        received.append(treepickle.loads(blob))
+    assert list(tmp_path.iterdir()) == []  # each file is removed once read
     findings = _checked(here)
     assert len(findings) > 100
     assert _checked(received) == findings
@@ -45,7 +49,7 @@ def test_a_syntax_error_found_by_a_worker_is_reported_as_here(tmp_path: Path) ->
     path = tmp_path / "broken.py"
     path.write_text("def f(:\n    pass\n")
     settings = Settings(root=tmp_path)
-    kind, payload = readahead._load_elsewhere(settings, str(path))
+    kind, payload = readahead._load_elsewhere(settings, str(path), str(tmp_path))
     assert kind == "error"
     with pytest.raises(LoadError) as here:
         Linter(settings).load(str(path))
@@ -77,15 +81,17 @@ def _torch_part() -> Path | None:
 
 
 def test_one_large_group_gives_the_same_findings_with_a_worker_helping(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     folder = _torch_part()
     if folder is None or not folder.is_dir():
         pytest.skip("torch is not installed")
     monkeypatch.setattr(readahead, "MIN_FILES", 4)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the pickles are handed over
 
     def report(jobs: int) -> list[tuple]:
         result = run([str(folder)], Settings(), RunOptions(jobs=jobs, context_budget=0))
         return [(d.filename, d.location, d.code, d.message) for d in result.diagnostics]
 
     assert report(2) == report(1)
+    assert list(tmp_path.iterdir()) == []
