@@ -1,11 +1,10 @@
 """Worker processes: each import-connected group of modules parsed, analysed and checked in one.
 
-The analysis needs every module of a group in the process that simulates it, and syntax trees
-cost about as much to pickle as to parse, so trees never travel: a worker parses its group,
-builds the project index and the summaries for it, checks it, and sends back findings only.
-Groups are independent (see ddplint.prefilter), so the findings are the same as in one process;
-the runner sorts them. A run that is one group (a package whose modules all import each other)
-gains nothing from workers and runs in-process.
+The analysis needs every module of a group in the process that simulates it, and sending a
+syntax tree costs almost half as much as parsing it (pickling, then unpickling), so trees of
+other groups never travel: a worker parses its group, builds the project index and the
+summaries for it, checks it, and sends back findings only. Groups are independent (see
+ddplint.prefilter), so the findings are the same as in one process; the runner sorts them.
 
 The largest group is checked in the calling process while the workers take the others and help
 load it (see ddplint.readahead): one process fewer holds a copy of the interpreter, and the
