@@ -5,8 +5,9 @@ largest group is checked in one process, and on a package whose modules all impo
 that is the whole run. Its loading can be shared: a worker parses some of its modules, builds
 their facts and sends them back pickled (see ddplint.treepickle: unpickling costs a fifth of
 parsing), while this process loads the others. Once done with its own, this process also loads
-those no worker has started. A module's tree and facts travel in one pickle, which keeps every node's identity,
-so the facts, and the findings, are the same as when loaded here.
+those no worker has started. A module's tree and facts travel in one pickle, which keeps every
+node's identity but whitespace's, so the facts, and the findings, are the same as when loaded
+here.
 """
 
 from __future__ import annotations
