@@ -5,8 +5,12 @@ from __future__ import annotations
 import bisect
 import codecs
 import io
+import re
 import tokenize
 from dataclasses import dataclass, field
+
+# A line ends with `\r\n`, `\r` or `\n`, as Python reads it.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class SourceError(Exception):
@@ -54,20 +58,7 @@ class Source:
     @property
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
-            starts = [0]
-            text = self.text
-            i = 0
-            n = len(text)
-            while i < n:
-                c = text[i]
-                if c == "\n":
-                    starts.append(i + 1)
-                elif c == "\r":
-                    if i + 1 < n and text[i + 1] == "\n":
-                        i += 1
-                    starts.append(i + 1)
-                i += 1
-            self._line_starts = starts
+            self._line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
         return self._line_starts
 
     def location(self, offset: int) -> tuple[int, int]:
