@@ -57,8 +57,7 @@ def load_group(linter: Linter, paths: list[Path], pool: Executor | None) -> list
 def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str | None):
     futures: dict[Path, Future] = {}
     try:
-        # The largest first: ready before this process asks for them.
-        for path in sorted(_shared_out(paths), key=_size, reverse=True):
+        for path in _shared_out(paths):
             futures[path] = pool.submit(_load_elsewhere, linter.settings, str(path), folder)
     except (OSError, RuntimeError):  # no worker processes, or the pool is closing
         pass
@@ -93,15 +92,15 @@ def add_group(
     return added, failed
 
 
-def _shared_out(paths: list[Path]) -> set[Path]:
-    """The files one worker loads: chosen, largest first, so that this process and the worker
-    finish together (sizes stand in for loading time)."""
+def _shared_out(paths: list[Path]) -> list[Path]:
+    """The files one worker loads, largest first (ready before this process asks for them):
+    chosen so that this process and the worker finish together (sizes stand in for loading
+    time)."""
     here = elsewhere = 0.0
-    shared = set()
-    for path in sorted(paths, key=_size, reverse=True):
-        size = _size(path)
+    shared = []
+    for size, path in sorted(((_size(path), path) for path in paths), key=lambda pair: -pair[0]):
         if elsewhere + size * WORKER_COST < here + size:
-            shared.add(path)
+            shared.append(path)
             elsewhere += size * WORKER_COST
             here += size * RECEIVE_COST
         else:
