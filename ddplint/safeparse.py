@@ -24,6 +24,8 @@ from typing import Callable, TypeVar
 
 import libcst as cst
 
+from ddplint.sharednodes import shared_whitespace
+
 # Virtual memory only: the pages are touched only as deep as the recursion really goes.
 PARSER_STACK_BYTES = 512 * 1024 * 1024
 # Python frames allowed on that stack, for recursive walks of deep trees (code generation).
@@ -157,5 +159,5 @@ def unchecked_nodes() -> Iterator[None]:
 
 
 def _parse_unvalidated(text: str) -> cst.Module:
-    with unchecked_nodes():
+    with unchecked_nodes(), shared_whitespace():
         return cst.parse_module(text)

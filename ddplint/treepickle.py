@@ -4,10 +4,8 @@ ddplint.readahead).
 libcst's nodes pickle through a `__getstate__` that asks `dataclasses.fields` of every node,
 and unpickle through a `__setstate__` that sets each field in Python: pickling a module cost
 two thirds of parsing it. Here a node pickles as its class and its field values, read in one
-`attrgetter` call, and unpickles by a call of its class, with the node checks off as for
-parsing (see safeparse.unchecked_nodes). Whitespace, half of all nodes, is rebuilt shared:
-equal whitespace nodes become one object. No position or finding is keyed by a whitespace
-node, and fixes never run on unpickled trees.
+`attrgetter` call, and unpickles by a call of its class (of a factory sharing equal whitespace,
+see ddplint.sharednodes), with the node checks off as for parsing (see safeparse.unchecked_nodes).
 """
 
 from __future__ import annotations
@@ -22,12 +20,8 @@ from typing import Any, Callable
 import libcst as cst
 
 from ddplint.safeparse import unchecked_nodes
+from ddplint.sharednodes import FACTORIES
 
-# Nodes with no position of their own and many equal copies; with a comment, they are rebuilt alone.
-_SHAREABLE = (cst.SimpleWhitespace, cst.Newline, cst.TrailingWhitespace, cst.EmptyLine)
-# Shared nodes, by class and field values; cleared when it grows past this size.
-_SHARED_LIMIT = 4096
-_shared: dict[tuple, cst.CSTNode] = {}
 _table: dict[type, Callable] | None = None
 
 
@@ -84,20 +78,5 @@ def _reducer(kind: type) -> Callable | None:
         values: Callable = lambda node: (get_one(node),)  # noqa: E731
     else:
         values = operator.attrgetter(*names)
-    if issubclass(kind, _SHAREABLE):
-        return lambda node: (
-            (_shared_node, (kind, *values(node)))
-            if getattr(node, "comment", None) is None
-            else (kind, values(node))
-        )
-    return lambda node: (kind, values(node))
-
-
-def _shared_node(kind: type, *values: Any) -> cst.CSTNode:
-    key = (kind, *values)  # nested nodes are shared already: keyed by identity
-    node = _shared.get(key)
-    if node is None:
-        if len(_shared) >= _SHARED_LIMIT:
-            _shared.clear()
-        node = _shared[key] = kind(*values)
-    return node
+    build = FACTORIES.get(kind, kind)  # whitespace: shared (see ddplint.sharednodes)
+    return lambda node: (build, values(node))
