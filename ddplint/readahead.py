@@ -25,6 +25,7 @@ from ddplint import treepickle
 from ddplint.config import Settings
 from ddplint.diagnostics import Diagnostic
 from ddplint.facts import ModuleFacts
+from ddplint.heap import give_back_free_memory
 from ddplint.linter import Linter, LoadError, internal_error
 from ddplint.safeparse import run_with_large_stack
 
@@ -153,7 +154,7 @@ def _load_elsewhere(settings: Settings, filename: str, folder: str | None) -> tu
     The cycle collector is paused meanwhile, as in the calling process (see
     runner.collector_paused): it would walk the growing tree again and again, a fifth of the
     work. The facts' own cycles are then freed by collecting the youngest generation only,
-    which holds nothing older than this module.
+    which holds nothing older than this module, and the pages they held go back to the system.
     """
     gc.disable()
     try:
@@ -161,6 +162,7 @@ def _load_elsewhere(settings: Settings, filename: str, folder: str | None) -> tu
     finally:
         gc.collect(0)
         gc.enable()
+        give_back_free_memory()
     if kind == "facts" and folder is not None:
         try:
             handle, written = tempfile.mkstemp(suffix=".pickle", dir=folder)
