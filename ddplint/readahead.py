@@ -33,8 +33,8 @@ from ddplint.safeparse import run_with_large_stack
 MIN_FILES = 24
 # What a module loaded elsewhere costs, relative to loading it here: this process unpickles it,
 # the worker loads and pickles it.
-RECEIVE_COST = 0.2
-WORKER_COST = 1.25
+RECEIVE_COST = 0.13
+WORKER_COST = 1.12
 
 Loaded = ModuleFacts | LoadError | Exception
 
