@@ -72,14 +72,15 @@ def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool
     needed = set(stale)
     if use_prefilter and triggers is not None and stale:
         selection = prefilter.split(stale, {p: modules[p] for p in stale}, {p: scans[p] for p in stale})
-        words = prefilter.outline_words(triggers)
-        missing = [p for p in selection.kept if p in entries and not entries[p].outlined]
-        read = prefilter.outline_files(missing, modules, words, linter.settings.max_file_size, jobs)
-        for path, found in read.items():
-            entries[path].outline, entries[path].outlined = found, True
-            dirty.add(path)
-        outlines = {p: entries[p].outline if p in entries else None for p in selection.kept}
-        selection = prefilter.refine(selection, outlines)
+        if prefilter.outlining_pays(selection, scans):
+            words = prefilter.outline_words(triggers)
+            missing = [p for p in selection.kept if p in entries and not entries[p].outlined]
+            read = prefilter.outline_files(missing, modules, words, linter.settings.max_file_size, jobs)
+            for path, found in read.items():
+                entries[path].outline, entries[path].outlined = found, True
+                dirty.add(path)
+            outlines = {p: entries[p].outline if p in entries else None for p in selection.kept}
+            selection = prefilter.refine(selection, outlines)
         needed, result.unloaded = set(selection.kept), selection.unloaded
         for path in stale:
             entry = entries.get(path)

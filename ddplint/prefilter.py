@@ -9,7 +9,9 @@ The definition pass: in a package whose `__init__` re-exports everything, every 
 connected to every other, so each kept module is outlined (ddplint.outline: CPython's parser,
 tree dropped at once) and its top-level definitions linked to the ones they name. A module is
 parsed with libcst only when it holds a definition that spells a trigger or a rank, names one
-(directly or not), or is named by one of those (see `refine` for why that is enough).
+(directly or not), or is named by one of those (see `refine` for why that is enough). Where
+nearly every module spells a trigger (torch's own code), the pass would cost more than it could
+spare, and is skipped (see `outlining_pays`).
 
 Both passes over-approximate (a trigger in a comment, a name in a string): a false alarm costs a
 parse, never a finding. Calls spelled through a name the module never imports are not followed.
@@ -229,6 +231,8 @@ def select(
     if trigger_names is None:
         return Selection(list(files), [], modules, ImportGraph(modules, scans))
     selection = split(files, modules, scans)
+    if not outlining_pays(selection, scans):
+        return selection
     outlines = outline_files(selection.kept, modules, outline_words(trigger_names), max_bytes, jobs)
     return refine(selection, outlines)
 
@@ -255,6 +259,30 @@ def outline_words(trigger_names: Iterable[str]) -> list[tuple[bytes, ...]]:
 
 # Outlining costs a tenth of a libcst parse: below this many files a pool costs more than it saves.
 POOL_THRESHOLD = 64
+# Outlining every kept module costs about a fifth of parsing them (a tenth, and the depth check
+# the parse is then spared). It can spare only the modules that spell no trigger: those that do
+# hold a seed definition, and are parsed anyway.
+OUTLINE_COST = 0.2
+
+
+def outlining_pays(selection: Selection, scans: dict[Path, Scan | None]) -> bool:
+    """Whether the modules the definition pass could spare are more than it costs, by size:
+    not on a package where nearly every module spells a trigger (torch's own, or a trainer's)."""
+    total = spared = 0
+    for path in selection.kept:
+        size = _size(path)
+        total += size
+        found = scans.get(path)
+        if found is not None and not found.triggers:
+            spared += size
+    return spared > OUTLINE_COST * total
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def outline_files(

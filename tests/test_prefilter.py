@@ -182,6 +182,47 @@ def test_a_program_that_wraps_reaches_modules_through_unloaded_ones(tmp_path: Pa
     ]
 
 
+def test_no_outlines_are_read_where_nearly_every_module_spells_a_trigger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every module but the small `util.py` and `plot.py` spells a collective: each holds a seed
+    # definition and is parsed anyway, so outlining could spare at most those two, for more
+    # than it costs.
+    reducer = "import torch.distributed as dist\n\ndef {name}(t):\n    dist.all_reduce(t)\n    return t\n"
+    files = {f"pkg/m{i}.py": reducer.format(name=f"reduce_{i}") for i in range(6)}
+    files["pkg/__init__.py"] = "from .m0 import reduce_0\nfrom .util import double\nfrom .plot import draw\n"
+    files["pkg/plot.py"] = "def draw(values):\n    print(values)\n"
+    files["pkg/util.py"] = "def double(x):\n    return 2 * x\n"
+    files["train.py"] = """\
+        import torch.distributed as dist
+        from pkg import reduce_0, double
+
+        def step(x):
+            if dist.get_rank() == 0:
+                reduce_0(double(x))
+        """
+    _write(tmp_path, files)
+    paths = sorted(tmp_path.rglob("*.py"))
+    outlined: list[Path] = []
+    read_outlines = prefilter.outline_files
+    monkeypatch.setattr(
+        prefilter, "outline_files", lambda paths, *rest: outlined.extend(paths) or read_outlines(paths, *rest)
+    )
+    selection = prefilter.select(paths, Linter().trigger_names())
+    assert outlined == []
+    assert selection.kept == paths
+    with_filter = _findings([tmp_path], use_prefilter=True)
+    assert with_filter == _findings([tmp_path], use_prefilter=False)
+    assert [(Path(f).name, at.row, code) for f, at, _, code, _ in with_filter] == [("train.py", 6, "DDP005")]
+    # When one of them is large, the outlines can spare it: they are read. (`util.py` is not
+    # spared: `step` names `double`.)
+    (tmp_path / "pkg" / "plot.py").write_text("def draw(values):\n    print(values)\n" + "# notes\n" * 400)
+    selection = prefilter.select(paths, Linter().trigger_names())
+    assert sorted(outlined) == paths
+    assert [p.name for p in selection.skipped] == ["plot.py"]
+    assert _findings([tmp_path], use_prefilter=True) == with_filter
+
+
 def test_a_rule_without_triggers_turns_the_prefilter_off(tmp_path: Path) -> None:
     _write(tmp_path, {"a.py": "import os\n"})
     assert prefilter.select([tmp_path / "a.py"], None).kept == [tmp_path / "a.py"]
