@@ -33,6 +33,7 @@ from ddplint.divergence.values import (
     NONE,
     UNIFORM,
     Kind,
+    OriginLabel,
     Val,
     combine,
     const,
@@ -389,7 +390,7 @@ class Simulator:
             inner = inner.args[0].value
         item = iterable
         if _looks_like_data(inner) or self.analysis.is_loader(self.facts, self.scope, inner):
-            item = data(f"items of `{self._text(inner)}` ({self._where(inner)})")
+            item = data(self._origin(inner, "items of `{}`"))
         self.assign(target, item, iter_node)
 
     def try_stmt(self, node: cst.Try) -> None:
@@ -598,7 +599,7 @@ class Simulator:
             right = self.eval(target.comparator)
             step = _compare(target.operator, left, right)
             if step.kind is Kind.RANK and step.origin is None:
-                step = Val(Kind.RANK, rank=True, origin=f"`{self._text(node)}` ({self._where(node)})")
+                step = Val(Kind.RANK, rank=True, origin=self._origin(node))
             result = step if result is None else _and(result, step)
             left = right
         return result or UNIFORM
@@ -623,7 +624,7 @@ class Simulator:
             except Exception:
                 pass
         if Kind.NONZERO in (left.kind, right.kind):
-            origin = f"`{self._text(node)}` ({self._where(node)})"
+            origin = self._origin(node)
             return Val(Kind.RANK, rank=True, origin=origin, deps=left.deps | right.deps)
         return combine([left, right])
 
@@ -672,9 +673,9 @@ class Simulator:
                     self.env[out] = UNIFORM  # agreed on every rank
             return UNIFORM
         if qualified in cat.RANK_CALLS or (qualified and analysis.is_rank_predicate(qualified, "rank")):
-            return rank_value(self.rank_zero, f"`{self._text(node)}` ({self._where(node)})")
+            return rank_value(self.rank_zero, self._origin(node))
         if qualified in cat.MAIN_CALLS or (qualified and analysis.is_rank_predicate(qualified, "main")):
-            return main_flag(self.rank_zero, f"`{self._text(node)}` ({self._where(node)})")
+            return main_flag(self.rank_zero, self._origin(node))
         if qualified in cat.UNIFORM_CALLS:
             return UNIFORM
         if qualified == "next" and node.args:
@@ -686,14 +687,14 @@ class Simulator:
                 else source
             )
             if _looks_like_data(inner) or self.analysis.is_loader(self.facts, self.scope, inner):
-                return data(f"`{self._text(node)}` ({self._where(node)})")
+                return data(self._origin(node))
             return combine(args)
         if qualified in cat.FILESYSTEM_CALLS:
             return UNIFORM
         if qualified in cat.DATA_CALLS:
             if any(a.divergent for a in args):
                 return combine(args)  # keep the root cause: `isnan(loss)` diverges through `loss`
-            return data(f"`{self._text(node)}` ({self._where(node)})")
+            return data(self._origin(node))
         if qualified in cat.DDP_WRAPPERS:
             self._op(qualified, func, node, what="DDP construction")
             buffers = _keyword(node, "broadcast_buffers")
@@ -745,9 +746,9 @@ class Simulator:
         if dotted is not None:
             last = dotted.rsplit(".", 1)[-1]
             if last in cat.RANK_FUNCTION_NAMES:
-                return rank_value(self.rank_zero, f"`{self._text(node)}` ({self._where(node)})")
+                return rank_value(self.rank_zero, self._origin(node))
             if last in cat.MAIN_FUNCTION_NAMES:
-                return main_flag(self.rank_zero, f"`{self._text(node)}` ({self._where(node)})")
+                return main_flag(self.rank_zero, self._origin(node))
             if last[:1].isupper():
                 # A constructed object: not None; a loader or subset of a shard is one too.
                 return Val(Kind.OBJECT, shard=first_shard(args))
@@ -896,8 +897,10 @@ class Simulator:
         text = " ".join(text.split())
         return text if len(text) <= 60 else text[:57] + "..."
 
-    def _where(self, node: cst.CSTNode) -> str:
-        return f"{self.facts.path.name}:{self.facts.line_in(node, self.scope)}"
+    def _origin(self, node: cst.CSTNode, template: str = "`{}`") -> OriginLabel:
+        facts, scope = self.facts, self.scope
+        label = template.format(self._text(node))
+        return OriginLabel(label, facts.path.name, node, lambda: facts.line_in(node, scope))
 
 
 def _substitute(value: Val, bound) -> Val:

@@ -8,6 +8,7 @@ results) or divergent (per-rank data, or a rank test the two classes cannot sett
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -21,6 +22,47 @@ class Kind(Enum):
     RANK = "rank"  # differs between ranks of the same class (`rank == 1`)
 
 
+class OriginLabel:
+    """Why a divergent value diverges, for messages: "`loss.item()` (train.py:12)".
+
+    Most values end in no message, and finding a line costs generating its function's code, so
+    the line is looked up only for the text, or to compare two labels spelled alike in one file
+    (equal as their texts would be: same words, same file name, same line).
+    """
+
+    __slots__ = ("_find_line", "_line", "file", "label", "node")
+
+    def __init__(self, label: str, file: str, node: object, find_line: Callable[[], int]) -> None:
+        self.label = label  # "`loss.item()`", "items of `loader`"
+        self.file = file  # the file's name, without its folder
+        self.node = node
+        self._find_line = find_line
+        self._line: int | None = None
+
+    @property
+    def line(self) -> int:
+        if self._line is None:
+            self._line = self._find_line()
+        return self._line
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.file}:{self.line})"
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OriginLabel):
+            return NotImplemented
+        return (
+            self.label == other.label
+            and self.file == other.file
+            and (self.node is other.node or self.line == other.line)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.label, self.file))
+
+
 @dataclass(frozen=True)
 class Val:
     kind: Kind
@@ -28,8 +70,8 @@ class Val:
     # Derived from a rank source: a rank-derived value wins when joined with a constant
     # fallback (`return 0 if not dist.is_initialized() else dist.get_rank()`).
     rank: bool = False
-    # Why a divergent value diverges, for messages: "`loss.item()` (train.py:12)".
-    origin: str | None = None
+    # Why a divergent value diverges, for messages.
+    origin: OriginLabel | None = None
     # Parameters of the function being summarised that this value derives from.
     deps: frozenset[int] = frozenset()
     # What the object is, when it matters: "ddp" for a DDP/FSDP-wrapped module.
@@ -74,11 +116,11 @@ def const(value: object, rank: bool = False) -> Val:
     return Val(Kind.CONST, value, rank=rank)
 
 
-def data(origin: str) -> Val:
+def data(origin: OriginLabel) -> Val:
     return Val(Kind.DATA, origin=origin)
 
 
-def rank_value(is_rank_zero: bool, origin: str) -> Val:
+def rank_value(is_rank_zero: bool, origin: OriginLabel) -> Val:
     """The rank itself under one class: 0, or some rank >= 1."""
     return (
         Val(Kind.CONST, 0, rank=True, origin=origin)
@@ -87,7 +129,7 @@ def rank_value(is_rank_zero: bool, origin: str) -> Val:
     )
 
 
-def main_flag(is_rank_zero: bool, origin: str) -> Val:
+def main_flag(is_rank_zero: bool, origin: OriginLabel) -> Val:
     return Val(Kind.CONST, is_rank_zero, rank=True, origin=origin)
 
 
@@ -95,7 +137,7 @@ def first_shard(values) -> tuple | None:
     return next((v.shard for v in values if v.shard is not None), None)
 
 
-def combine(values, origin: str | None = None) -> Val:
+def combine(values, origin: OriginLabel | None = None) -> Val:
     """The value of an operation on `values` we cannot evaluate: divergent if any input is."""
     values = list(values)
     deps = frozenset().union(*(v.deps for v in values)) if values else frozenset()

@@ -35,7 +35,7 @@ def describe(finding: Finding) -> str:
     cond_node = finding.choice.test if finding.choice is not None else finding.node
     text = quoted(finding.facts, cond_node)
     cond = f"`{text}` ({where(finding.facts, cond_node)})"
-    origin = finding.cond.origin if finding.cond is not None else None
+    origin = str(finding.cond.origin) if finding.cond is not None and finding.cond.origin else None
     why = f"it depends on {origin}" if origin and text not in origin else "it depends on per-rank data"
     it = "them" if len(finding.ops) > 1 else "it"
     if finding.kind == "exit" and finding.exit is not None:
