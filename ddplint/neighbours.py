@@ -38,18 +38,28 @@ def import_root(path: Path) -> Path:
     return folder
 
 
-def module_files(root: Path, qualname: str) -> Iterator[Path]:
-    """Files under `root` that `qualname` may live in: the longest module prefix, and its packages."""
+def module_files(root: Path, qualname: str, known: dict | None = None) -> Iterator[Path]:
+    """Files under `root` that `qualname` may live in: the longest module prefix, and its packages.
+    `known` keeps what the file system said about each prefix, for the next name."""
+    known = {} if known is None else known
     parts = qualname.split(".")
     found = False
     for cut in range(len(parts), 0, -1):
-        base = root.joinpath(*parts[:cut])
-        package = base / "__init__.py"
-        if package.is_file():
+        key = (root, *parts[:cut])
+        files = known.get(key)
+        if files is None:
+            base = root.joinpath(*parts[:cut])
+            package, module = base / "__init__.py", base.with_suffix(".py")
+            files = known[key] = (
+                package if package.is_file() else None,
+                module if module.is_file() else None,
+            )
+        package, module = files
+        if package is not None:
             yield package
             found = True
-        elif not found and base.with_suffix(".py").is_file():
-            yield base.with_suffix(".py")
+        elif not found and module is not None:
+            yield module
             found = True
 
 
@@ -124,12 +134,13 @@ def load_neighbours(
     # Modules import the same names over and over (`torch`, their own package): ask the file
     # system once per name.
     located: dict[tuple[Path, str], list[Path]] = {}
+    prefixes: dict = {}  # and once per module prefix (`torch.distributed.` of many names)
 
     def files_of(root: Path, target: str) -> list[Path]:
         key = (root, target)
         found = located.get(key)
         if found is None:
-            found = located[key] = list(module_files(root, target))
+            found = located[key] = list(module_files(root, target, prefixes))
         return found
 
     while True:

@@ -26,6 +26,18 @@ def test_import_root_and_module_files(tmp_path: Path) -> None:
         root / "pkg/__init__.py",
     ]
     assert list(module_files(root, "torch.utils.data.DataLoader")) == []
+    # With what the file system said kept, a name sharing a prefix asks it nothing more.
+    known: dict = {}
+    assert list(module_files(root, "pkg.helpers.start_epoch", known)) == [
+        root / "pkg/helpers.py",
+        root / "pkg/__init__.py",
+    ]
+    (root / "pkg/helpers.py").rename(root / "pkg/moved.py")
+    assert list(module_files(root, "pkg.helpers.other", known)) == [
+        root / "pkg/helpers.py",
+        root / "pkg/__init__.py",
+    ]
+    assert list(module_files(root, "pkg.helpers.other")) == [root / "pkg/__init__.py"]
 
 
 def test_one_file_of_a_package_sees_its_helpers(tmp_path: Path) -> None:
