@@ -11,11 +11,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import libcst as cst
-
 from ddplint.catalogue import RANK_WORDS
+from ddplint.lazycst import cst
 from ddplint.names import ImportMap, dotted_name
-from ddplint.positions import compute_spans, locate
 from ddplint.signatures import SIGNATURES, BoundArgs, bind
 from ddplint.source import Source
 
@@ -249,6 +247,8 @@ class ModuleFacts:
 
     @cached_property
     def spans(self) -> dict[cst.CSTNode, tuple[int, int]]:
+        from ddplint.positions import compute_spans  # libcst's code generation: only when needed
+
         return compute_spans(self.tree)
 
     def span(self, node: cst.CSTNode) -> tuple[int, int]:
@@ -280,6 +280,8 @@ class ModuleFacts:
         if "spans" not in self.__dict__ and isinstance(scope.node, cst.FunctionDef):
             located = self._located.get(scope.node, False)
             if located is False:
+                from ddplint.positions import locate
+
                 located = self._located[scope.node] = locate(self.tree, self.source.text, scope.node)
             if located is not None:
                 return located

@@ -9,8 +9,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import libcst as cst
-
 from ddplint.config import Settings
 from ddplint.diagnostics import (
     INTERNAL_ERROR,
@@ -20,6 +18,7 @@ from ddplint.diagnostics import (
     input_error,
 )
 from ddplint.facts import ModuleFacts
+from ddplint.lazycst import cst
 from ddplint.names import module_name_for
 from ddplint.noqa import parse_suppressions
 from ddplint.project import Project

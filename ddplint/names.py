@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import libcst as cst
+from ddplint.lazycst import cst
 
 # Private module paths that re-export under a public name; a qualified name is rewritten to the
 # public one so rules match either spelling.

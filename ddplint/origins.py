@@ -11,9 +11,8 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 
-import libcst as cst
-
 from ddplint.facts import CallSite, ModuleFacts, Scope
+from ddplint.lazycst import cst
 from ddplint.names import dotted_name
 from ddplint.values import assignment_target, bound_values, returned_values
 

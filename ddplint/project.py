@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import libcst as cst
-
 from ddplint.facts import CallSite, ModuleFacts, Scope
+from ddplint.lazycst import cst
 from ddplint.names import dotted_name
 
 

@@ -21,7 +21,6 @@ from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from ddplint import treepickle
 from ddplint.config import Settings
 from ddplint.diagnostics import Diagnostic
 from ddplint.facts import ModuleFacts
@@ -131,6 +130,8 @@ def _received(linter: Linter, path: Path, future: Future) -> Loaded:
     except (BrokenProcessPool, OSError, pickle.PickleError):
         return _load_here(linter, path)  # the worker died: load it here
     if kind == "facts":
+        from ddplint import treepickle  # libcst: only once modules are loaded
+
         return treepickle.loads(payload)
     if kind == "error":
         return LoadError(payload)
@@ -182,6 +183,8 @@ def _load_and_pickle(settings: Settings, filename: str) -> tuple[str, object]:
     except Exception:
         return "here", None  # the calling process meets the same error and reports it
     try:
+        from ddplint import treepickle
+
         # Pickling recurses once per nesting level of the tree: a deep stack, as for parsing.
         blob = run_with_large_stack(lambda: treepickle.dumps(facts))
     except (RecursionError, MemoryError, pickle.PickleError, TypeError, AttributeError):

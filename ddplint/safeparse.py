@@ -22,9 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Callable, TypeVar
 
-import libcst as cst
-
-from ddplint.sharednodes import shared_whitespace
+from ddplint.lazycst import cst
 
 # Virtual memory only: the pages are touched only as deep as the recursion really goes.
 PARSER_STACK_BYTES = 512 * 1024 * 1024
@@ -134,7 +132,7 @@ def parse_module(text: str, filename: str) -> cst.Module:
     return run_with_large_stack(lambda: _parse_unvalidated(text))
 
 
-_validate_node = cst.CSTNode.__post_init__
+_validate_node = None  # libcst's own, set aside the first time the checks are turned off
 
 
 def _skip_validation(node: cst.CSTNode) -> None:
@@ -151,6 +149,9 @@ def unchecked_nodes() -> Iterator[None]:
     calling thread parses or unpickles, and no other thread builds nodes meanwhile: nodes built
     any other time (fixes) are still checked.
     """
+    global _validate_node
+    if _validate_node is None:
+        _validate_node = cst.CSTNode.__post_init__
     cst.CSTNode.__post_init__ = _skip_validation
     try:
         yield
@@ -159,5 +160,7 @@ def unchecked_nodes() -> Iterator[None]:
 
 
 def _parse_unvalidated(text: str) -> cst.Module:
+    from ddplint.sharednodes import shared_whitespace
+
     with unchecked_nodes(), shared_whitespace():
         return cst.parse_module(text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import libcst as cst
+from ddplint.lazycst import cst
 
 # Positional-or-keyword parameters, in order, as in torch 2.13.
 SIGNATURES: dict[str, tuple[str, ...]] = {

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from enum import Enum
 
-import libcst as cst
-
 from ddplint.facts import ModuleFacts, Scope, child_nodes
+from ddplint.lazycst import cst
 from ddplint.names import dotted_name
 
 
@@ -105,8 +104,8 @@ def _own_statements(scope: Scope):
             stack.extend(_nested_statements(stmt))
 
 
-# Parts of compound statements that hold a block of their own.
-_CLAUSES = (cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
+# Parts of compound statements that hold a block of their own (by name: see ddplint.lazycst).
+_CLAUSES = frozenset({"Else", "Finally", "ExceptHandler", "ExceptStarHandler", "MatchCase"})
 
 
 def _nested_statements(stmt: cst.CSTNode) -> list[cst.CSTNode]:
@@ -116,7 +115,7 @@ def _nested_statements(stmt: cst.CSTNode) -> list[cst.CSTNode]:
             out.extend(child.body)
         elif isinstance(child, (cst.BaseCompoundStatement, cst.SimpleStatementLine)):
             out.append(child)
-        elif isinstance(child, _CLAUSES):
+        elif type(child).__name__ in _CLAUSES:
             out.extend(child.body.body)
     return out
 

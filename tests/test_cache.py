@@ -106,6 +106,32 @@ def test_a_warm_run_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert _findings(tmp_path, cache=True)
 
 
+WARM_COMMAND = """
+import sys
+from pathlib import Path
+from ddplint import cli  # the command's own modules, as `ddplint check` loads them
+from ddplint.config import Settings
+from ddplint.runner import RunOptions, run
+
+folder = Path(sys.argv[1])
+result = run([str(folder)], Settings(root=folder), RunOptions(cache=True, context_budget=0))
+print(len(result.diagnostics), "libcst" in sys.modules)
+"""
+
+
+def test_a_warm_run_never_imports_libcst(tmp_path: Path) -> None:
+    # Importing libcst was most of a warm run: a run that parses nothing does without it.
+    import subprocess
+    import sys
+
+    _write(tmp_path, PROJECT)
+    command = [sys.executable, "-c", WARM_COMMAND, str(tmp_path)]
+    cold = subprocess.run(command, capture_output=True, text=True, check=True).stdout.split()
+    warm = subprocess.run(command, capture_output=True, text=True, check=True).stdout.split()
+    assert cold[1] == "True" and int(cold[0]) > 0
+    assert warm == [cold[0], "False"]
+
+
 def test_a_warm_run_selects_nothing_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Files the prefilter skipped are stored as having no findings: nothing is outlined again.
     _write(tmp_path, PROJECT)

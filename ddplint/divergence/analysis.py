@@ -10,14 +10,13 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-import libcst as cst
-
 from ddplint import catalogue as cat
 from ddplint.divergence import sharding
 from ddplint.divergence.seq import Choice, Exit, Loop, Op, Seq, aborts, choice_nodes, has_ops, linearize, walk
 from ddplint.divergence.simulate import Simulator
 from ddplint.divergence.values import Kind, Val
 from ddplint.facts import ModuleFacts, Scope
+from ddplint.lazycst import cst
 from ddplint.names import dotted_name
 from ddplint.values import constructed_by
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Union
 
-import libcst as cst
-
 from ddplint.divergence.values import Val
+from ddplint.lazycst import cst
 
 if TYPE_CHECKING:
     from ddplint.facts import ModuleFacts

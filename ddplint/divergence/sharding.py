@@ -9,10 +9,9 @@ by rank without first padding them.
 
 from __future__ import annotations
 
-import libcst as cst
-
 from ddplint import catalogue as cat
 from ddplint.facts import ModuleFacts, Scope, child_nodes
+from ddplint.lazycst import cst
 from ddplint.names import dotted_name
 
 SPLIT_CALLS = frozenset(

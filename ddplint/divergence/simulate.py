@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import libcst as cst
-
 from ddplint import catalogue as cat
 from ddplint.divergence import sharding
 from ddplint.divergence.seq import (
@@ -44,19 +42,21 @@ from ddplint.divergence.values import (
     rank_value,
     taint,
 )
+from ddplint.lazycst import cst
 from ddplint.names import dotted_name
 
 if TYPE_CHECKING:
     from ddplint.divergence.analysis import Analysis, Summary
     from ddplint.facts import ModuleFacts, Scope
 
+# By the operator's class name: libcst is imported only once a module is parsed.
 _COMPARE = {
-    cst.Equal: lambda a, b: a == b,
-    cst.NotEqual: lambda a, b: a != b,
-    cst.LessThan: lambda a, b: a < b,
-    cst.LessThanEqual: lambda a, b: a <= b,
-    cst.GreaterThan: lambda a, b: a > b,
-    cst.GreaterThanEqual: lambda a, b: a >= b,
+    "Equal": lambda a, b: a == b,
+    "NotEqual": lambda a, b: a != b,
+    "LessThan": lambda a, b: a < b,
+    "LessThanEqual": lambda a, b: a <= b,
+    "GreaterThan": lambda a, b: a > b,
+    "GreaterThanEqual": lambda a, b: a >= b,
 }
 MAX_SEQ = 4000  # items in one function's sequence before the simulation gives up on it
 
@@ -619,7 +619,7 @@ class Simulator:
         left, right = self.eval(node.left), self.eval(node.right)
         if left.kind is Kind.CONST and right.kind is Kind.CONST:
             try:
-                value = _BINARY[type(node.operator)](left.const, right.const)
+                value = _BINARY[type(node.operator).__name__](left.const, right.const)
                 return const(value, rank=left.rank or right.rank)
             except Exception:
                 pass
@@ -991,12 +991,12 @@ def _expr_children(node: cst.CSTNode):
     return [c for c in child_nodes(node) if isinstance(c, cst.BaseExpression)]
 
 
-_BINARY = {
-    cst.Add: lambda a, b: a + b,
-    cst.Subtract: lambda a, b: a - b,
-    cst.Multiply: lambda a, b: a * b,
-    cst.Modulo: lambda a, b: a % b,
-    cst.FloorDivide: lambda a, b: a // b,
+_BINARY = {  # as _COMPARE
+    "Add": lambda a, b: a + b,
+    "Subtract": lambda a, b: a - b,
+    "Multiply": lambda a, b: a * b,
+    "Modulo": lambda a, b: a % b,
+    "FloorDivide": lambda a, b: a // b,
 }
 
 
@@ -1021,7 +1021,7 @@ def _compare(op: cst.BaseCompOp, left: Val, right: Val) -> Val:
             return _undecided(left, right)
         value = result if isinstance(op, cst.In) else not result
         return Val(Kind.CONST, value, rank=rank, deps=deps)
-    compare = _COMPARE.get(type(op))
+    compare = _COMPARE.get(type(op).__name__)
     if compare is None:
         return combine([left, right])
     if left.kind is Kind.CONST and right.kind is Kind.CONST:

@@ -7,9 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-import libcst as cst
-
 from ddplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
+from ddplint.lazycst import cst
 
 if TYPE_CHECKING:
     from ddplint.config import Settings

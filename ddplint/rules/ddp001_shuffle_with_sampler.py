@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
 from ddplint.diagnostics import Applicability
 from ddplint.facts import Scope
+from ddplint.lazycst import cst
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context, Rule
 from ddplint.signatures import BoundArgs

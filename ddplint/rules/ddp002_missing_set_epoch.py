@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import libcst as cst
-
 from ddplint.diagnostics import Applicability
 from ddplint.facts import CallSite, Loop, ModuleFacts, Scope
+from ddplint.lazycst import cst
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context, Rule
 from ddplint.signatures import SIGNATURES, bind

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
 from ddplint.diagnostics import Applicability, Edit
 from ddplint.divergence.analysis import Finding, ops_label
 from ddplint.divergence.seq import Op
 from ddplint.divergence.triggers import collective_triggers
+from ddplint.lazycst import cst
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context
 from ddplint.rules.divergence_base import DivergenceRule, quoted, where

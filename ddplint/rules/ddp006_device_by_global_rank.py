@@ -13,11 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-import libcst as cst
-
 from ddplint.catalogue import DDP_WRAPPERS
 from ddplint.diagnostics import Applicability
 from ddplint.facts import ModuleFacts, Scope, child_nodes
+from ddplint.lazycst import cst
 from ddplint.origins import (
     GLOBAL,
     GLOBAL_RANK_ATTRS,

@@ -9,11 +9,10 @@ longer pair up, and the others wait for one the skipping rank never calls. A swa
 
 from __future__ import annotations
 
-import libcst as cst
-
 from ddplint import catalogue as cat
 from ddplint.divergence.triggers import collective_triggers
 from ddplint.facts import CallSite, ModuleFacts, Scope, child_nodes
+from ddplint.lazycst import cst
 from ddplint.names import dotted_name
 from ddplint.rules.base import Context, Rule
 from ddplint.rules.divergence_base import quoted

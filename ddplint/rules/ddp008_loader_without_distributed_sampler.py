@@ -15,9 +15,8 @@ loader is built on a path that tests whether the run is distributed.
 
 from __future__ import annotations
 
-import libcst as cst
-
 from ddplint.facts import ModuleFacts, Scope, child_nodes
+from ddplint.lazycst import cst
 from ddplint.names import dotted_name
 from ddplint.origins import origins
 from ddplint.rules.base import Context, Rule

@@ -9,9 +9,8 @@ samples are seen by no rank in that epoch. Nothing hangs; the data is silently d
 
 from __future__ import annotations
 
-import libcst as cst
-
 from ddplint.diagnostics import Applicability
+from ddplint.lazycst import cst
 from ddplint.origins import RANDOM, origins
 from ddplint.rules.base import Context, Rule
 from ddplint.values import literal_bool

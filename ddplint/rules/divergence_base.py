@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
 from ddplint.divergence.analysis import Finding
 from ddplint.facts import ModuleFacts
+from ddplint.lazycst import cst
 from ddplint.rules.base import Context, Rule
 
 
