@@ -161,3 +161,11 @@ def _walk(top: Path, settings: Settings, spec, add, result: Discovery) -> None:
                 continue
             if not ignored(path, False):
                 add(path)
+
+
+def file_size(path: Path) -> int:
+    """Bytes in `path`, 0 when it cannot be read: a stand-in for the work a file will cost."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -1,7 +1,7 @@
 """Worker processes: each import-connected group of modules parsed, analysed and checked in one.
 
 The analysis needs every module of a group in the process that simulates it, and sending a
-syntax tree costs almost half as much as parsing it (pickling, then unpickling), so trees of
+syntax tree costs about a fifth of parsing it (pickling, then unpickling), so trees of
 other groups never travel: a worker parses its group, builds the project index and the
 summaries for it, checks it, and sends back findings only. Groups are independent (see
 ddplint.prefilter), so the findings are the same as in one process; the runner sorts them.
@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ddplint.config import Settings
 from ddplint.diagnostics import Diagnostic
+from ddplint.discovery import file_size
 from ddplint.linter import FileResult, Linter
 
 
@@ -46,14 +47,7 @@ def groups_of(files: list[Path], modules: dict[Path, str], components: dict[str,
     groups: dict[str, list[Path]] = {}
     for path in files:
         groups.setdefault(components[modules[path]], []).append(path)
-    return sorted(groups.values(), key=lambda g: -sum(_size(p) for p in g))
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
+    return sorted(groups.values(), key=lambda g: -sum(file_size(p) for p in g))
 
 
 def check_group(

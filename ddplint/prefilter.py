@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ddplint.discovery import file_size
 from ddplint.divergence.triggers import IN_A_PROGRAM_THAT_WRAPS
 from ddplint.names import module_name_for, relative_base
 from ddplint.outline import MODULE, Outline, outline
@@ -273,19 +274,12 @@ def outlining_pays(selection: Selection, scans: dict[Path, Scan | None]) -> bool
     elsewhere (torch's own code, a trainer's) the definition pass costs more than it spares."""
     total = spared = 0
     for path in selection.kept:
-        size = _size(path)
+        size = file_size(path)
         total += size
         found = scans.get(path)
         if found is not None and not found.triggers:
             spared += size
     return spared >= OUTLINE_WHEN * total
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def outline_files(

@@ -3,7 +3,7 @@
 A group's modules must all live in the process that analyses it (see ddplint.parallel), so the
 largest group is checked in one process, and on a package whose modules all import each other
 that is the whole run. Its loading can be shared: a worker parses some of its modules, builds
-their facts and sends them back pickled (see ddplint.treepickle: unpickling costs a fifth of
+their facts and sends them back pickled (see ddplint.treepickle: unpickling costs an eighth of
 parsing), while this process loads the others. Once done with its own, this process also loads
 those no worker has started. A module's tree and facts travel in one pickle, which keeps every
 node's identity but whitespace's, so the facts, and the findings, are the same as when loaded
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ddplint.config import Settings
 from ddplint.diagnostics import Diagnostic
+from ddplint.discovery import file_size
 from ddplint.facts import ModuleFacts
 from ddplint.heap import give_back_free_memory
 from ddplint.linter import Linter, LoadError, internal_error
@@ -98,7 +99,7 @@ def _shared_out(paths: list[Path]) -> list[Path]:
     time)."""
     here = elsewhere = 0.0
     shared = []
-    for size, path in sorted(((_size(path), path) for path in paths), key=lambda pair: -pair[0]):
+    for size, path in sorted(((file_size(path), path) for path in paths), key=lambda pair: -pair[0]):
         if elsewhere + size * WORKER_COST < here + size:
             shared.append(path)
             elsewhere += size * WORKER_COST
@@ -106,13 +107,6 @@ def _shared_out(paths: list[Path]) -> list[Path]:
         else:
             here += size
     return shared
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def _load_here(linter: Linter, path: Path) -> Loaded:
