@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -375,3 +376,44 @@ def test_unparsable_file_alone_is_not_a_success(with_broken: Path) -> None:
     assert done.returncode == 1
     assert "broken.py" in done.stdout
     assert (with_broken / "broken.py").stat().st_mtime_ns == OLD * 10**9
+
+
+class _Exited(Exception):
+    pass
+
+
+def _exit_instead(code: int) -> None:
+    raise _Exited(code)
+
+
+def test_the_command_runs_with_the_cycle_collector_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process ends at once after the run: a collection would only walk the trees it held."""
+    from ddplint import cli
+
+    seen = []
+    monkeypatch.setattr(cli, "main", lambda: seen.append(gc.isenabled()))
+    monkeypatch.setattr(cli.os, "_exit", _exit_instead)
+    gc.enable()
+    try:
+        with pytest.raises((_Exited, SystemExit)):  # SystemExit under a tracer (coverage)
+            cli.entry()
+    finally:
+        gc.enable()
+    assert seen == [False]
+
+
+def test_the_language_server_runs_with_the_cycle_collector_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("pygls", reason="`ddplint server` needs the lsp extra (pygls)")
+    from click.testing import CliRunner
+
+    from ddplint import cli, server
+
+    seen = []
+    monkeypatch.setattr(server, "serve", lambda: seen.append(gc.isenabled()))
+    gc.disable()
+    try:
+        result = CliRunner().invoke(cli.main, ["server"])
+    finally:
+        gc.enable()
+    assert result.exit_code == 0, result.output
+    assert seen == [True]
