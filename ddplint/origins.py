@@ -8,7 +8,6 @@ at all (sampler seeds).
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 from ddplint.facts import CallSite, ModuleFacts, Scope
@@ -291,19 +290,6 @@ class Origins:
                     if target is not None:
                         self._spawned.add(id(target[1]))
         return self._spawned
-
-
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def origins(project) -> Origins:
-    """The project's `Origins`, rebuilt when its set of modules changes."""
-    key = tuple(id(f) for f in project.files.values())
-    cached = _CACHE.get(project)
-    if cached is None or cached[0] != key:
-        cached = (key, Origins(project))
-        _CACHE[project] = cached
-    return cached[1]
 
 
 def _position(scope: Scope, name: str) -> int:

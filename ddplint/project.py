@@ -19,19 +19,20 @@ class Project:
         # import statements bind.
         self.unloaded: dict[str, tuple[str, ...]] = {}
         self._analysis = None
+        self._origins = None
         for facts in modules:
             self.add(facts)
 
     def add(self, facts: ModuleFacts) -> None:
         self.modules.setdefault(facts.module_name, facts)
         self.files[facts.filename] = facts
-        self._analysis = None
+        self._analysis = self._origins = None
 
     def replace(self, facts: ModuleFacts) -> None:
         if self.modules.get(facts.module_name) is self.files.get(facts.filename):
             self.modules[facts.module_name] = facts
         self.files[facts.filename] = facts
-        self._analysis = None
+        self._analysis = self._origins = None
 
     def analysis(self, settings=None):
         """The rank-divergence analysis of the whole project, computed once."""
@@ -40,6 +41,14 @@ class Project:
 
             self._analysis = Analysis(self, settings)
         return self._analysis
+
+    def origins(self):
+        """Where the project's values come from (see ddplint.origins), computed once."""
+        if self._origins is None:
+            from ddplint.origins import Origins
+
+            self._origins = Origins(self)
+        return self._origins
 
     def lookup(self, qualname: str, depth: int = 0) -> tuple[ModuleFacts, Scope] | None:
         """The function or method a qualified name denotes, if the project defines it."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,20 @@ def test_lint_paths_finds_the_nearest_config(tmp_path: Path) -> None:
     assert [d.code for d in everything] == ["DDP002", "DDP001"]
     # Nothing was written.
     assert (tmp_path / "src" / "train.py").read_bytes() == TWO.read_bytes()
+
+
+def test_a_linted_source_leaves_no_project_alive() -> None:
+    """Editors and flake8 lint file after file in one process: nothing may outlive a check."""
+    from ddplint.project import Project
+
+    def alive() -> int:
+        gc.collect()
+        return sum(isinstance(o, Project) for o in gc.get_objects())
+
+    before = alive()
+    source = (Path(__file__).parent / "fixtures" / "DDP006" / "set_device_get_rank.py").read_text(
+        encoding="utf-8"
+    )
+    for _ in range(3):
+        assert [d.code for d in ddplint.lint_source(source, filename="train.py")] == ["DDP006"]
+    assert alive() == before

@@ -25,7 +25,6 @@ from ddplint.origins import (
     GLOBAL_RANK_HELPERS,
     LOCAL,
     Origin,
-    origins,
 )
 from ddplint.rules.base import Context, Rule
 from ddplint.values import bound_values
@@ -57,7 +56,7 @@ class DeviceByGlobalRank(Rule):
     def check(self, ctx: Context) -> None:
         facts = ctx.facts
         for scope, sink, node in _sinks(facts):
-            origin = origins(ctx.project).of(facts, scope, node)
+            origin = ctx.project.origins().of(facts, scope, node)
             if origin is None or origin.kind != GLOBAL:
                 continue
             self._report(ctx, scope, sink, node, origin)
@@ -187,7 +186,7 @@ def _local_rank_in_scope(ctx: Context, scope: Scope, used: cst.BaseExpression) -
     """A plain name holding the local rank, bound before `used` (or in an enclosing scope)."""
     facts = ctx.facts
     start = facts.span(used)[0]
-    finder = origins(ctx.project)
+    finder = ctx.project.origins()
     current: Scope | None = scope
     while current is not None:
         for name in sorted(current.params):
@@ -211,7 +210,7 @@ def _local_rank_in_scope(ctx: Context, scope: Scope, used: cst.BaseExpression) -
 
 
 def _origin_of_values(ctx: Context, facts: ModuleFacts, scope: Scope, values) -> Origin | None:
-    finder = origins(ctx.project)
+    finder = ctx.project.origins()
     found = [finder.of(facts, scope, v) for v in values]
     if not found or any(o is None for o in found) or len({o.kind for o in found}) != 1:
         return None

@@ -18,7 +18,6 @@ from __future__ import annotations
 from ddplint.facts import ModuleFacts, Scope, child_nodes
 from ddplint.lazycst import cst
 from ddplint.names import dotted_name
-from ddplint.origins import origins
 from ddplint.rules.base import Context, Rule
 from ddplint.values import Nullness, literal_bool, nullness, returned_values
 
@@ -157,7 +156,7 @@ def _training_use(ctx: Context, facts: ModuleFacts, scope: Scope, node: cst.Call
 def _receivers(ctx: Context, scope: Scope, depth: int):
     """(module, scope, name) where a caller keeps what `scope` returns: `loader = build(...)`."""
     out = []
-    for caller_facts, call in origins(ctx.project).callers(scope):
+    for caller_facts, call in ctx.project.origins().callers(scope):
         if call.target is not None:
             out.append((caller_facts, call.scope, call.target, depth))
     return out
