@@ -35,6 +35,8 @@ class SwallowedExceptionInStep(Rule):
 
     def check(self, ctx: Context) -> None:
         facts = ctx.facts
+        if "try" not in facts.source.text:
+            return  # no `try` statement: nothing to swallow an error
         analysis = ctx.project.analysis(ctx.settings)
         distributed = analysis.distributed(facts) or any(
             c.name == INIT_PROCESS_GROUP for c in facts.all_calls()
@@ -143,6 +145,8 @@ def _tries_in_loops(scope: Scope):
     stack: list[tuple[cst.CSTNode, bool]] = [(stmt, False) for stmt in body]
     while stack:
         node, in_loop = stack.pop()
+        if type(node) is cst.SimpleStatementLine:
+            continue  # most statements: small ones only, no `try` within
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         if isinstance(node, cst.BaseExpression):
