@@ -5,8 +5,8 @@ stack, a few thousand nested brackets or a long `and` chain overflow it and kill
 with a segmentation fault, which no `except` can catch; well before that it slows down
 quadratically. Two guards keep that from happening:
 
-- CPython's own parser (run only to build an AST, never to compile or execute) rejects input
-  nested deeper than Python itself accepts. Such a file cannot run either, so it is reported as
+- CPython's own parser (run only to build its symbol table, never to compile or execute)
+  rejects input nested deeper than Python itself accepts. Such a file cannot run either, so it is reported as
   a syntax error. Its other complaints are ignored: libcst knows newer grammar than the running
   interpreter may.
 - libcst then parses on a thread with a large stack, which holds the deepest nesting CPython
@@ -15,6 +15,7 @@ quadratically. Two guards keep that from happening:
 
 from __future__ import annotations
 
+import symtable
 import sys
 import threading
 import warnings
@@ -61,7 +62,9 @@ def check_depth(text: str, filename: str) -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes etc.: not ours to report
-            compile(text, filename, "exec", 0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+            # Parsing and naming only: as strict on nesting as building the AST (the same limits
+            # to within two levels), a third cheaper, as it builds no Python object per node.
+            symtable.symtable(text, filename, "exec")
     except RecursionError:
         raise TooDeep("nested too deeply for Python's parser (RecursionError)") from None
     except MemoryError:
