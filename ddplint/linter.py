@@ -164,6 +164,8 @@ class Linter:
 
         # Rules walk expressions recursively: deeply nested code needs a deep stack.
         run_with_large_stack(run_rules)
+        if not ctx.diagnostics:
+            return []  # most modules: no comment to read
         lines = facts.source.text.splitlines() if self.honour_noqa else []
         suppressions = parse_suppressions(lines)
         ignored = ignored_for_file(self.settings, facts.filename)
