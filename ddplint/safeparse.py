@@ -6,9 +6,9 @@ with a segmentation fault, which no `except` can catch; well before that it slow
 quadratically. Two guards keep that from happening:
 
 - CPython's own parser (run only to build its symbol table, never to compile or execute)
-  rejects input nested deeper than Python itself accepts. Such a file cannot run either, so it is reported as
-  a syntax error. Its other complaints are ignored: libcst knows newer grammar than the running
-  interpreter may.
+  rejects input nested deeper than Python itself accepts. Such a file cannot run either, so it
+  is reported as a syntax error. Its other complaints are ignored: libcst knows newer grammar
+  than the running interpreter may.
 - libcst then parses on a thread with a large stack, which holds the deepest nesting CPython
   accepts (and far more).
 """
