@@ -146,20 +146,6 @@ def append(first: Seq, rest: Seq) -> Seq:
     return first + rest
 
 
-def end_of_callee(seq: Seq) -> Seq:
-    """A callee's sequence for its caller: its `return`s end the callee, not the caller."""
-    out = []
-    for item in seq:
-        if isinstance(item, Exit) and item.kind == "return":
-            item = replace(item, inlined=True)
-        elif isinstance(item, Choice):
-            item = replace(item, arms=tuple(end_of_callee(arm) for arm in item.arms))
-        elif isinstance(item, Loop):
-            item = replace(item, body=end_of_callee(item.body))
-        out.append(item)
-    return tuple(out)
-
-
 def matters(item) -> bool:
     """Whether an item can change a comparison: it holds a collective or an exit."""
     if isinstance(item, (Op, Exit)):

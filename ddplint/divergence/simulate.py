@@ -21,7 +21,6 @@ from ddplint.divergence.seq import (
     Op,
     Seq,
     append,
-    end_of_callee,
     falls_through,
     matters,
     seq_size,
@@ -857,9 +856,11 @@ class Simulator:
         return _substitute(summary.ret, bound)
 
     def _rebase(self, seq: Seq, site, name: str, bound, arg_nodes) -> Seq:
-        """A callee's sequence as seen from this call: its ops now sit at `site`."""
+        """A callee's sequence as seen from this call: its ops now sit at `site`, and its
+        `return`s end the callee, not the caller's flow (one pass over the tree: a pass per
+        nesting level was quadratic in the depth)."""
         out = []
-        for item in end_of_callee(seq):
+        for item in seq:
             if isinstance(item, Op):
                 op = self._rebase_op(item, site, name, bound, arg_nodes)
                 if op is not None:
@@ -869,6 +870,8 @@ class Simulator:
                 out.append(replace(item, arms=arms))
             elif isinstance(item, Loop):
                 out.append(replace(item, body=self._rebase(item.body, site, name, bound, arg_nodes)))
+            elif isinstance(item, Exit) and item.kind == "return":
+                out.append(replace(item, inlined=True))
             else:
                 out.append(item)
         return tuple(out)
