@@ -6,11 +6,18 @@ flake8 applies a noqa comment to the row it is on; ddplint also applies one on t
 a statement spanning several rows, and `# ddplint: noqa` file comments, as `ddplint check` does
 (all off with flake8's `--disable-noqa`).
 The source comes from flake8's `lines`, never from the file on disk: editors lint unsaved buffers.
+
+When flake8 is given paths (not stdin), ddplint checks them all at once, as `ddplint check`
+does, the first time a process asks, and answers each file from that run: each file alone
+would analyse its project again (a whole `flake8 .` took four to fifteen times as long). A file
+whose text differs from what the run read is checked alone.
 """
 
 from __future__ import annotations
 
 import ast
+import multiprocessing
+import os
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -19,7 +26,8 @@ from typing import Any
 from ddplint import __version__
 from ddplint.buffer import check_buffer
 from ddplint.config import ConfigError, Settings, load_settings
-from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR
+from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic
+from ddplint.linter import LoadError, read_source
 from ddplint.neighbours import DEFAULT_BUDGET
 
 # flake8 reports unreadable and unparsable files itself (E902, E999).
@@ -35,11 +43,36 @@ def _analysis_settings(folder: str) -> Settings:
     return Settings(collectives=found.collectives, rank_predicates=found.rank_predicates, root=found.root)
 
 
+@lru_cache(maxsize=1)
+def _whole_run(paths: tuple[str, ...], cwd: str, budget: float, noqa: bool) -> dict[str, list[Diagnostic]]:
+    """Resolved file name → its findings, for every file `ddplint check` would check among
+    `paths` (those the prefilter skips have none)."""
+    from ddplint.runner import RunOptions, run
+
+    # flake8's parallel workers are daemon processes, which may not start processes of their own.
+    jobs = 1 if multiprocessing.current_process().daemon else None
+    options = RunOptions(context_budget=budget, jobs=jobs, noqa=noqa)
+    result = run(list(paths), _analysis_settings(cwd), options)
+    found: dict[str, list[Diagnostic]] = {os.path.realpath(path): [] for path in result.discovered}
+    for file in result.files:
+        found[os.path.realpath(file.filename)] = file.diagnostics
+    return found
+
+
+def _same_text(read: str, lines: list[str]) -> bool:
+    """flake8 reads with universal newlines: compare line breaks as `\n`."""
+    given = "".join(lines)
+    return read == given or read.replace("\r\n", "\n").replace("\r", "\n") == given
+
+
 class Plugin:
     name = "ddplint"
     version = __version__
     context_budget = DEFAULT_BUDGET
     honour_noqa = True
+    # flake8's options, for the paths it checks (read when checking: flake8's Python API sets
+    # them after parsing the options).
+    options: Any = None
 
     def __init__(self, tree: ast.AST, filename: str, lines: list[str]) -> None:
         # `tree` is what makes flake8 treat this as an AST plugin; ddplint parses with libcst.
@@ -61,17 +94,20 @@ class Plugin:
     def parse_options(cls, options: Any) -> None:
         cls.context_budget = max(0.0, options.ddplint_context_budget)
         cls.honour_noqa = not getattr(options, "disable_noqa", False)
+        cls.options = options
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
-            folder = str(Path(self.filename).resolve().parent)
-            result = check_buffer(
-                self.filename,
-                "".join(self.lines),
-                _analysis_settings(folder),
-                budget=self.context_budget,
-                noqa=self.honour_noqa,
-            )
+            diagnostics = self._from_whole_run()
+            if diagnostics is None:
+                folder = str(Path(self.filename).resolve().parent)
+                diagnostics = check_buffer(
+                    self.filename,
+                    "".join(self.lines),
+                    _analysis_settings(folder),
+                    budget=self.context_budget,
+                    noqa=self.honour_noqa,
+                ).diagnostics
         except Exception as exc:  # a bug of ours must not stop flake8's run
             yield (
                 1,
@@ -80,9 +116,27 @@ class Plugin:
                 type(self),
             )
             return
-        for d in result.diagnostics:
+        for d in diagnostics:
             if d.code in _FLAKE8_OWN:
                 continue
             code = "DDP900" if d.code == INTERNAL_ERROR else d.code
             # flake8 columns are 0-based (it adds one when printing).
             yield d.location.row, d.location.column - 1, f"{code} {d.message}", type(self)
+
+    def _from_whole_run(self) -> list[Diagnostic] | None:
+        """This file's findings in the run over flake8's paths; None when that run did not
+        check it (excluded, not parsed, not read) or flake8's text is not the file's."""
+        if self.options is None:
+            return None  # not run by flake8
+        paths = tuple(self.options.filenames or ()) or (".",)  # flake8's default
+        if "-" in paths:
+            return None  # stdin
+        run = _whole_run(paths, os.getcwd(), self.context_budget, self.honour_noqa)
+        found = run.get(os.path.realpath(self.filename))
+        if found is None or any(d.code in _FLAKE8_OWN for d in found):
+            return None
+        try:
+            text = read_source(self.filename).text
+        except LoadError:
+            return None
+        return found if _same_text(text, self.lines) else None

@@ -36,12 +36,16 @@ class RunOptions:
     cache: bool = False
     # Worker processes (see ddplint.parallel); None: one per CPU (the command line's default).
     jobs: int | None = 1
+    # Off for flake8's --disable-noqa: suppression comments are ignored.
+    noqa: bool = True
 
 
 @dataclass
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
     checked: int = 0
+    # Every file the run was to check, those the prefilter skipped included (they have no finding).
+    discovered: list[Path] = field(default_factory=list)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -65,11 +69,13 @@ class RunResult:
 def run(paths: list[str], settings: Settings, options: RunOptions | None = None) -> RunResult:
     options = options or RunOptions()
     linter = Linter(settings)
+    linter.honour_noqa = options.noqa
     result = RunResult()
     found = discover(paths, settings, force_exclude=options.force_exclude)
     for given, reason in found.errors:
         result.files.append(FileResult(given, [input_error(IO_ERROR, given, reason)]))
     result.checked = len(found.files)
+    result.discovered = list(found.files)
     cache = _cache_for(linter, options)
     jobs = options.jobs or parallel.default_jobs()
     workers = jobs > 1 and not (options.fix or options.diff)

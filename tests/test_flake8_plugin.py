@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
-from surfaces import DATA, EXAMPLE, EXAMPLE_FINDINGS, REPO, TWO, positions, run
+import pytest
+from surfaces import DATA, EXAMPLE, EXAMPLE_FINDINGS, REPO, TWO, TWO_FINDINGS, positions, run
 
 
 def flake8(*args: str, cwd: Path = REPO, input: bytes | None = None) -> list[tuple[str, int, int, str]]:
@@ -98,3 +100,82 @@ def test_an_internal_error_is_reported_not_raised(monkeypatch) -> None:
     [(row, col, message, _)] = list(flake8_plugin.Plugin(None, "a.py", ["x = 1\n"]).run())
     assert (row, col) == (1, 0)
     assert message.startswith("DDP900 internal error in ddplint (RuntimeError: boom)")
+
+
+def test_a_folder_gets_the_findings_of_check(tmp_path: Path) -> None:
+    root = tmp_path / "package"
+    shutil.copytree(DATA / "package", root)
+    shutil.copy(TWO, root / "two.py")
+    found = flake8("--select", "DDP", ".", cwd=root)
+    assert found == [("./two.py", row, col, code) for row, col, code in TWO_FINDINGS]
+    check = run(["check", "--no-cache", "--output-format", "concise", "."], cwd=root)
+    assert [(f"./{path}", *rest) for path, *rest in positions(check.stdout.decode())] == found
+
+
+@pytest.fixture
+def plugin(monkeypatch):
+    """A Plugin class configured as flake8 would, over `filenames`; restored afterwards."""
+    from ddplint import flake8_plugin
+
+    for name in ("options", "context_budget", "honour_noqa"):
+        monkeypatch.setattr(flake8_plugin.Plugin, name, getattr(flake8_plugin.Plugin, name))
+    whole_run = flake8_plugin._whole_run  # a test may replace it meanwhile
+    whole_run.cache_clear()
+    yield _configured
+    whole_run.cache_clear()
+
+
+def _configured(filenames: list[str]):
+    from ddplint import flake8_plugin
+
+    options = SimpleNamespace(filenames=filenames, ddplint_context_budget=2.0, disable_noqa=False)
+    flake8_plugin.Plugin.parse_options(options)
+    return flake8_plugin.Plugin
+
+
+def _found(cls, filename: str, text: str) -> list[tuple[int, int, str]]:
+    lines = text.splitlines(keepends=True)
+    return [(row, col, message.split()[0]) for row, col, message, _ in cls(None, filename, lines).run()]
+
+
+def test_one_run_answers_every_file_flake8_was_given(tmp_path: Path, monkeypatch, plugin) -> None:
+    from ddplint import flake8_plugin, runner
+
+    (tmp_path / "two.py").write_bytes(TWO.read_bytes())
+    (tmp_path / "crlf.py").write_bytes(TWO.read_bytes().replace(b"\n", b"\r\n"))
+    (tmp_path / "plain.py").write_text("x = 1\n", encoding="utf-8")  # skipped by the prefilter
+    monkeypatch.chdir(tmp_path)
+    runs = []
+    real = runner.run
+    monkeypatch.setattr(runner, "run", lambda paths, *rest: runs.append(paths) or real(paths, *rest))
+    alone = []
+    monkeypatch.setattr(flake8_plugin, "check_buffer", lambda *args, **kwargs: alone.append(args))
+    cls = plugin(["."])
+    two = TWO.read_text(encoding="utf-8")
+    expected = [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
+    assert _found(cls, "./two.py", two) == expected
+    assert _found(cls, "./crlf.py", two) == expected  # flake8 reads with universal newlines
+    assert _found(cls, "./plain.py", "x = 1\n") == []
+    assert runs == [["."]]
+    assert alone == []
+
+
+def test_a_text_other_than_the_runs_is_checked_alone(tmp_path: Path, monkeypatch, plugin) -> None:
+    # The file changed on disk after the run read it: flake8's text is what counts.
+    (tmp_path / "train.py").write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    cls = plugin(["train.py"])
+    found = _found(cls, "train.py", TWO.read_text(encoding="utf-8"))
+    assert found == [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
+
+
+def test_stdin_is_checked_alone(monkeypatch, plugin) -> None:
+    from ddplint import flake8_plugin
+
+    def no_run(*args):
+        raise AssertionError("stdin needs no run over paths")
+
+    monkeypatch.setattr(flake8_plugin, "_whole_run", no_run)
+    cls = plugin(["-"])
+    found = _found(cls, "train.py", TWO.read_text(encoding="utf-8"))
+    assert found == [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
