@@ -16,6 +16,7 @@ whose text differs from what the run read is checked alone.
 from __future__ import annotations
 
 import ast
+import gc
 import multiprocessing
 import os
 from collections.abc import Iterator
@@ -27,8 +28,10 @@ from ddplint import __version__
 from ddplint.buffer import check_buffer
 from ddplint.config import ConfigError, Settings, load_settings
 from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic
+from ddplint.heap import give_back_free_memory
 from ddplint.linter import LoadError, read_source
 from ddplint.neighbours import DEFAULT_BUDGET
+from ddplint.rules import ALL_RULES
 
 # flake8 reports unreadable and unparsable files itself (E902, E999).
 _FLAKE8_OWN = frozenset({IO_ERROR, SYNTAX_ERROR})
@@ -57,6 +60,17 @@ def _whole_run(paths: tuple[str, ...], cwd: str, budget: float, noqa: bool) -> d
     for file in result.files:
         found[os.path.realpath(file.filename)] = file.diagnostics
     return found
+
+
+def _reports_ours(options: Any) -> bool:
+    """Does flake8 select any of ddplint's codes (`--select`, `--ignore` and their `extend-`)?"""
+    try:
+        from flake8.style_guide import Decision, DecisionEngine
+
+        engine = DecisionEngine(options)
+        return any(engine.decision_for(rule.code) is Decision.Selected for rule in ALL_RULES)
+    except Exception:  # another flake8: leave it to the first file
+        return False
 
 
 def _same_text(read: str, lines: list[str]) -> bool:
@@ -95,6 +109,23 @@ class Plugin:
         cls.context_budget = max(0.0, options.ddplint_context_budget)
         cls.honour_noqa = not getattr(options, "disable_noqa", False)
         cls.options = options
+        cls._run_ahead(options)
+
+    @classmethod
+    def _run_ahead(cls, options: Any) -> None:
+        """The run over flake8's paths, done here, in flake8's own process: the workers it then
+        forks inherit it (else each does it, alone); only when flake8 reports DDP codes."""
+        paths = tuple(getattr(options, "filenames", None) or ())
+        if not paths or "-" in paths or not _reports_ours(options):
+            return  # flake8's Python API gives its paths later: asked for by the first file
+        try:
+            _whole_run(paths, os.getcwd(), cls.context_budget, cls.honour_noqa)
+        except Exception:
+            return  # each file asks again, and reports what goes wrong
+        # The trees' cycles freed, and the pages they held given back, before the workers copy
+        # this process: else each worker's collector walks them again.
+        gc.collect()
+        give_back_free_memory()
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:

@@ -179,3 +179,24 @@ def test_stdin_is_checked_alone(monkeypatch, plugin) -> None:
     cls = plugin(["-"])
     found = _found(cls, "train.py", TWO.read_text(encoding="utf-8"))
     assert found == [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
+
+
+def test_flake8_runs_it_before_starting_its_workers(tmp_path: Path, monkeypatch, plugin) -> None:
+    # Done while flake8 parses its options, in its own process: the workers it forks inherit it.
+    from flake8.options.parse_args import parse_args
+
+    from ddplint import flake8_plugin, runner
+
+    (tmp_path / "two.py").write_bytes(TWO.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    runs = []
+    real = runner.run
+    monkeypatch.setattr(runner, "run", lambda paths, *rest: runs.append(paths) or real(paths, *rest))
+    parse_args(["--select", "E501", "."])
+    parse_args(["--extend-ignore", "DDP", "."])
+    assert runs == []  # flake8 reports none of ours
+    parse_args(["--select", "DDP002", "."])
+    assert runs == [["."]]
+    found = _found(flake8_plugin.Plugin, "./two.py", TWO.read_text(encoding="utf-8"))
+    assert found == [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
+    assert runs == [["."]]
