@@ -73,6 +73,11 @@ def _reports_ours(options: Any) -> bool:
         return False
 
 
+def _start_method() -> str:
+    """How flake8's workers will start (the first method listed is the platform's default)."""
+    return multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
+
+
 def _same_text(read: str, lines: list[str]) -> bool:
     """flake8 reads with universal newlines: compare line breaks as `\n`."""
     given = "".join(lines)
@@ -118,6 +123,8 @@ class Plugin:
         paths = tuple(getattr(options, "filenames", None) or ())
         if not paths or "-" in paths or not _reports_ours(options):
             return  # flake8's Python API gives its paths later: asked for by the first file
+        if _start_method() != "fork":
+            return  # workers started afresh would not inherit it: each asks when it needs it
         try:
             _whole_run(paths, os.getcwd(), cls.context_budget, cls.honour_noqa)
         except Exception:

@@ -200,3 +200,22 @@ def test_flake8_runs_it_before_starting_its_workers(tmp_path: Path, monkeypatch,
     found = _found(flake8_plugin.Plugin, "./two.py", TWO.read_text(encoding="utf-8"))
     assert found == [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
     assert runs == [["."]]
+
+
+def test_workers_that_inherit_nothing_ask_for_it_themselves(tmp_path: Path, monkeypatch, plugin) -> None:
+    # Workers started afresh (macOS, Windows) would not inherit a run done before they start.
+    from flake8.options.parse_args import parse_args
+
+    from ddplint import flake8_plugin, runner
+
+    (tmp_path / "two.py").write_bytes(TWO.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(flake8_plugin, "_start_method", lambda: "spawn")
+    runs = []
+    real = runner.run
+    monkeypatch.setattr(runner, "run", lambda paths, *rest: runs.append(paths) or real(paths, *rest))
+    parse_args(["."])
+    assert runs == []
+    found = _found(flake8_plugin.Plugin, "./two.py", TWO.read_text(encoding="utf-8"))
+    assert found == [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
+    assert runs == [["."]]
