@@ -62,6 +62,29 @@ def _whole_run(paths: tuple[str, ...], cwd: str, budget: float, noqa: bool) -> d
     return found
 
 
+def _flake8_files(options: Any) -> tuple[str, ...]:
+    """The files flake8 checks: its paths with its own `--exclude` and `--filename` applied (a
+    vendored folder flake8 leaves alone is not read); the paths as given with another flake8."""
+    paths = tuple(options.filenames or ()) or (".",)  # flake8's default
+    try:
+        exclude = (*options.exclude, *options.extend_exclude)
+        return _expanded(paths, options.stdin_display_name, tuple(options.filename), exclude, os.getcwd())
+    except Exception:
+        return paths
+
+
+@lru_cache(maxsize=1)
+def _expanded(
+    paths: tuple[str, ...], stdin_name: str, patterns: tuple[str, ...], exclude: tuple[str, ...], cwd: str
+) -> tuple[str, ...]:
+    """flake8's own expansion of its paths (relative to `cwd`, part of the key only)."""
+    from flake8.discover_files import expand_paths
+
+    return tuple(
+        expand_paths(paths=paths, stdin_display_name=stdin_name, filename_patterns=patterns, exclude=exclude)
+    )
+
+
 def _reports_ours(options: Any) -> bool:
     """Does flake8 select any of ddplint's codes (`--select`, `--ignore` and their `extend-`)?"""
     try:
@@ -126,7 +149,7 @@ class Plugin:
         if _start_method() != "fork":
             return  # workers started afresh would not inherit it: each asks when it needs it
         try:
-            _whole_run(paths, os.getcwd(), cls.context_budget, cls.honour_noqa)
+            _whole_run(_flake8_files(options), os.getcwd(), cls.context_budget, cls.honour_noqa)
         except Exception:
             return  # each file asks again, and reports what goes wrong
         # The trees' cycles freed, and the pages they held given back, before the workers copy
@@ -166,10 +189,9 @@ class Plugin:
         check it (excluded, not parsed, not read) or flake8's text is not the file's."""
         if self.options is None:
             return None  # not run by flake8
-        paths = tuple(self.options.filenames or ()) or (".",)  # flake8's default
-        if "-" in paths:
+        if "-" in (self.options.filenames or ()):
             return None  # stdin
-        run = _whole_run(paths, os.getcwd(), self.context_budget, self.honour_noqa)
+        run = _whole_run(_flake8_files(self.options), os.getcwd(), self.context_budget, self.honour_noqa)
         found = run.get(os.path.realpath(self.filename))
         if found is None or any(d.code in _FLAKE8_OWN for d in found):
             return None

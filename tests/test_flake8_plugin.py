@@ -119,10 +119,12 @@ def plugin(monkeypatch):
 
     for name in ("options", "context_budget", "honour_noqa"):
         monkeypatch.setattr(flake8_plugin.Plugin, name, getattr(flake8_plugin.Plugin, name))
-    whole_run = flake8_plugin._whole_run  # a test may replace it meanwhile
-    whole_run.cache_clear()
+    caches = (flake8_plugin._whole_run, flake8_plugin._expanded)  # a test may replace them meanwhile
+    for cache in caches:
+        cache.cache_clear()
     yield _configured
-    whole_run.cache_clear()
+    for cache in caches:
+        cache.cache_clear()
 
 
 def _configured(filenames: list[str]):
@@ -192,14 +194,16 @@ def test_flake8_runs_it_before_starting_its_workers(tmp_path: Path, monkeypatch,
     runs = []
     real = runner.run
     monkeypatch.setattr(runner, "run", lambda paths, *rest: runs.append(paths) or real(paths, *rest))
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "theirs.py").write_bytes(TWO.read_bytes())
     parse_args(["--select", "E501", "."])
     parse_args(["--extend-ignore", "DDP", "."])
     assert runs == []  # flake8 reports none of ours
-    parse_args(["--select", "DDP002", "."])
-    assert runs == [["."]]
+    parse_args(["--select", "DDP002", "--extend-exclude", "vendor", "."])
+    assert runs == [["./two.py"]]  # the files flake8 checks: its own excludes apply
     found = _found(flake8_plugin.Plugin, "./two.py", TWO.read_text(encoding="utf-8"))
     assert found == [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
-    assert runs == [["."]]
+    assert runs == [["./two.py"]]
 
 
 def test_workers_that_inherit_nothing_ask_for_it_themselves(tmp_path: Path, monkeypatch, plugin) -> None:
@@ -218,4 +222,4 @@ def test_workers_that_inherit_nothing_ask_for_it_themselves(tmp_path: Path, monk
     assert runs == []
     found = _found(flake8_plugin.Plugin, "./two.py", TWO.read_text(encoding="utf-8"))
     assert found == [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
-    assert runs == [["."]]
+    assert runs == [["./two.py"]]
