@@ -43,9 +43,12 @@ class RunOptions:
 @dataclass
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
-    checked: int = 0
     # Every file the run was to check, those the prefilter skipped included (they have no finding).
     discovered: list[Path] = field(default_factory=list)
+
+    @property
+    def checked(self) -> int:
+        return len(self.discovered)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -74,7 +77,6 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
     found = discover(paths, settings, force_exclude=options.force_exclude)
     for given, reason in found.errors:
         result.files.append(FileResult(given, [input_error(IO_ERROR, given, reason)]))
-    result.checked = len(found.files)
     result.discovered = list(found.files)
     cache = _cache_for(linter, options)
     jobs = options.jobs or parallel.default_jobs()
