@@ -5,12 +5,14 @@ flake8 owns selection (`--select`, `--ignore`, `--extend-ignore`, `per-file-igno
 flake8 applies a noqa comment to the row it is on; ddplint also applies one on the first row of
 a statement spanning several rows, and `# ddplint: noqa` file comments, as `ddplint check` does
 (all off with flake8's `--disable-noqa`).
-The source comes from flake8's `lines`, never from the file on disk: editors lint unsaved buffers.
+The findings are always those of flake8's `lines`: editors lint unsaved buffers.
 
-When flake8 is given paths (not stdin), ddplint checks them all at once, as `ddplint check`
-does, the first time a process asks, and answers each file from that run: each file alone
-would analyse its project again (a whole `flake8 .` took four to fifteen times as long). A file
-whose text differs from what the run read is checked alone.
+When flake8 is given paths (not stdin), ddplint checks the files flake8 checks in one run, as
+`ddplint check` does, and answers each file from that run: each file alone would analyse its
+project again (a whole `flake8 .` took four to fifteen times as long). The run is done while
+flake8 parses its options, before it forks its workers, or else when a process first asks. The
+file on disk is read only to confirm it holds flake8's `lines`; a file that does not is checked
+from `lines`, alone.
 """
 
 from __future__ import annotations
@@ -49,23 +51,30 @@ def _analysis_settings(folder: str) -> Settings:
 @lru_cache(maxsize=1)
 def _whole_run(paths: tuple[str, ...], cwd: str, budget: float, noqa: bool) -> dict[str, list[Diagnostic]]:
     """Resolved file name → its findings, for every file `ddplint check` would check among
-    `paths` (those the prefilter skips have none)."""
+    `paths` (those the prefilter skips have none). Empty when the run fails: each file is then
+    checked alone (and reports what goes wrong), without trying the run again."""
     from ddplint.runner import RunOptions, run
 
     # flake8's parallel workers are daemon processes, which may not start processes of their own.
     jobs = 1 if multiprocessing.current_process().daemon else None
     options = RunOptions(context_budget=budget, jobs=jobs, noqa=noqa)
-    result = run(list(paths), _analysis_settings(cwd), options)
+    try:
+        result = run(list(paths), _analysis_settings(cwd), options)
+    except Exception:  # a bug of ours must not stop flake8's run
+        return {}
     found: dict[str, list[Diagnostic]] = {os.path.realpath(path): [] for path in result.discovered}
     for file in result.files:
         found[os.path.realpath(file.filename)] = file.diagnostics
     return found
 
 
-def _flake8_files(options: Any) -> tuple[str, ...]:
+def _flake8_files(options: Any) -> tuple[str, ...] | None:
     """The files flake8 checks: its paths with its own `--exclude` and `--filename` applied (a
-    vendored folder flake8 leaves alone is not read); the paths as given with another flake8."""
+    vendored folder flake8 leaves alone is not read); the paths as given with another flake8.
+    None when flake8 reads stdin."""
     paths = tuple(options.filenames or ()) or (".",)  # flake8's default
+    if "-" in paths:
+        return None
     try:
         exclude = (*options.exclude, *options.extend_exclude)
         return _expanded(paths, options.stdin_display_name, tuple(options.filename), exclude, os.getcwd())
@@ -143,15 +152,14 @@ class Plugin:
     def _run_ahead(cls, options: Any) -> None:
         """The run over flake8's paths, done here, in flake8's own process: the workers it then
         forks inherit it (else each does it, alone); only when flake8 reports DDP codes."""
-        paths = tuple(getattr(options, "filenames", None) or ())
-        if not paths or "-" in paths or not _reports_ours(options):
+        if not getattr(options, "filenames", None) or not _reports_ours(options):
             return  # flake8's Python API gives its paths later: asked for by the first file
         if _start_method() != "fork":
             return  # workers started afresh would not inherit it: each asks when it needs it
-        try:
-            _whole_run(_flake8_files(options), os.getcwd(), cls.context_budget, cls.honour_noqa)
-        except Exception:
-            return  # each file asks again, and reports what goes wrong
+        files = _flake8_files(options)
+        if files is None:
+            return  # stdin
+        _whole_run(files, os.getcwd(), cls.context_budget, cls.honour_noqa)
         # The trees' cycles freed, and the pages they held given back, before the workers copy
         # this process: else each worker's collector walks them again.
         gc.collect()
@@ -189,9 +197,10 @@ class Plugin:
         check it (excluded, not parsed, not read) or flake8's text is not the file's."""
         if self.options is None:
             return None  # not run by flake8
-        if "-" in (self.options.filenames or ()):
+        files = _flake8_files(self.options)
+        if files is None:
             return None  # stdin
-        run = _whole_run(_flake8_files(self.options), os.getcwd(), self.context_budget, self.honour_noqa)
+        run = _whole_run(files, os.getcwd(), self.context_budget, self.honour_noqa)
         found = run.get(os.path.realpath(self.filename))
         if found is None or any(d.code in _FLAKE8_OWN for d in found):
             return None

@@ -223,3 +223,23 @@ def test_workers_that_inherit_nothing_ask_for_it_themselves(tmp_path: Path, monk
     found = _found(flake8_plugin.Plugin, "./two.py", TWO.read_text(encoding="utf-8"))
     assert found == [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
     assert runs == [["./two.py"]]
+
+
+def test_a_failing_run_is_tried_once_and_each_file_checked_alone(tmp_path: Path, monkeypatch, plugin) -> None:
+    from ddplint import runner
+
+    (tmp_path / "a.py").write_bytes(TWO.read_bytes())
+    (tmp_path / "b.py").write_bytes(TWO.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    runs = []
+
+    def broken(paths, *rest):
+        runs.append(paths)
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(runner, "run", broken)
+    cls = plugin(["."])
+    expected = [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
+    assert _found(cls, "./a.py", TWO.read_text(encoding="utf-8")) == expected
+    assert _found(cls, "./b.py", TWO.read_text(encoding="utf-8")) == expected
+    assert runs == [["."]]
