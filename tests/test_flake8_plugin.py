@@ -140,16 +140,24 @@ def _found(cls, filename: str, text: str) -> list[tuple[int, int, str]]:
     return [(row, col, message.split()[0]) for row, col, message, _ in cls(None, filename, lines).run()]
 
 
-def test_one_run_answers_every_file_flake8_was_given(tmp_path: Path, monkeypatch, plugin) -> None:
-    from ddplint import flake8_plugin, runner
+@pytest.fixture
+def runs(monkeypatch) -> list:
+    """The paths of every run ddplint's runner is asked for, in order."""
+    from ddplint import runner
+
+    asked: list = []
+    real = runner.run
+    monkeypatch.setattr(runner, "run", lambda paths, *rest: asked.append(paths) or real(paths, *rest))
+    return asked
+
+
+def test_one_run_answers_every_file_flake8_was_given(tmp_path: Path, monkeypatch, plugin, runs) -> None:
+    from ddplint import flake8_plugin
 
     (tmp_path / "two.py").write_bytes(TWO.read_bytes())
     (tmp_path / "crlf.py").write_bytes(TWO.read_bytes().replace(b"\n", b"\r\n"))
     (tmp_path / "plain.py").write_text("x = 1\n", encoding="utf-8")  # skipped by the prefilter
     monkeypatch.chdir(tmp_path)
-    runs = []
-    real = runner.run
-    monkeypatch.setattr(runner, "run", lambda paths, *rest: runs.append(paths) or real(paths, *rest))
     alone = []
     monkeypatch.setattr(flake8_plugin, "check_buffer", lambda *args, **kwargs: alone.append(args))
     cls = plugin(["."])
@@ -183,17 +191,14 @@ def test_stdin_is_checked_alone(monkeypatch, plugin) -> None:
     assert found == [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
 
 
-def test_flake8_runs_it_before_starting_its_workers(tmp_path: Path, monkeypatch, plugin) -> None:
+def test_flake8_runs_it_before_starting_its_workers(tmp_path: Path, monkeypatch, plugin, runs) -> None:
     # Done while flake8 parses its options, in its own process: the workers it forks inherit it.
     from flake8.options.parse_args import parse_args
 
-    from ddplint import flake8_plugin, runner
+    from ddplint import flake8_plugin
 
     (tmp_path / "two.py").write_bytes(TWO.read_bytes())
     monkeypatch.chdir(tmp_path)
-    runs = []
-    real = runner.run
-    monkeypatch.setattr(runner, "run", lambda paths, *rest: runs.append(paths) or real(paths, *rest))
     (tmp_path / "vendor").mkdir()
     (tmp_path / "vendor" / "theirs.py").write_bytes(TWO.read_bytes())
     parse_args(["--select", "E501", "."])
@@ -206,18 +211,17 @@ def test_flake8_runs_it_before_starting_its_workers(tmp_path: Path, monkeypatch,
     assert runs == [["./two.py"]]
 
 
-def test_workers_that_inherit_nothing_ask_for_it_themselves(tmp_path: Path, monkeypatch, plugin) -> None:
+def test_workers_that_inherit_nothing_ask_for_it_themselves(
+    tmp_path: Path, monkeypatch, plugin, runs
+) -> None:
     # Workers started afresh (macOS, Windows) would not inherit a run done before they start.
     from flake8.options.parse_args import parse_args
 
-    from ddplint import flake8_plugin, runner
+    from ddplint import flake8_plugin
 
     (tmp_path / "two.py").write_bytes(TWO.read_bytes())
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(flake8_plugin, "_start_method", lambda: "spawn")
-    runs = []
-    real = runner.run
-    monkeypatch.setattr(runner, "run", lambda paths, *rest: runs.append(paths) or real(paths, *rest))
     parse_args(["."])
     assert runs == []
     found = _found(flake8_plugin.Plugin, "./two.py", TWO.read_text(encoding="utf-8"))
