@@ -46,8 +46,7 @@ def check_buffer(
     `budget` bounds the seconds spent loading those modules (0: the buffer alone). `noqa` off
     ignores suppression comments (flake8's `--disable-noqa`).
     """
-    linter = Linter(settings)
-    linter.honour_noqa = noqa
+    linter = Linter(settings, noqa=noqa)
     try:
         facts = linter.facts_for(buffer_source(filename, data))
     except LoadError as exc:

@@ -123,13 +123,13 @@ def parse_source(source: Source) -> cst.Module:
 class Linter:
     """Holds the settings and the project; checks modules against both."""
 
-    def __init__(self, settings: Settings | None = None) -> None:
+    def __init__(self, settings: Settings | None = None, *, noqa: bool = True) -> None:
         self.settings = settings or Settings()
         self.codes = enabled_codes(self.settings)
         self.rules = [rule for rule in ALL_RULES if rule.code in self.codes]
         self.project = Project()
         # Off for flake8's --disable-noqa: suppression comments are ignored.
-        self.honour_noqa = True
+        self.honour_noqa = noqa
 
     def trigger_names(self) -> set[str] | None:
         """What the prefilter looks for: every enabled rule's triggers and the configured

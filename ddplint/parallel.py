@@ -64,8 +64,7 @@ def check_group(
     from ddplint.readahead import add_group
     from ddplint.runner import _check_guarded, collector_paused
 
-    linter = Linter(settings)
-    linter.honour_noqa = options.noqa
+    linter = Linter(settings, noqa=options.noqa)
     linter.project.unloaded = dict(unloaded or {})
     out = GroupResult()
     with collector_paused():

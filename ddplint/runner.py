@@ -71,8 +71,7 @@ class RunResult:
 
 def run(paths: list[str], settings: Settings, options: RunOptions | None = None) -> RunResult:
     options = options or RunOptions()
-    linter = Linter(settings)
-    linter.honour_noqa = options.noqa
+    linter = Linter(settings, noqa=options.noqa)
     result = RunResult()
     found = discover(paths, settings, force_exclude=options.force_exclude)
     for given, reason in found.errors:
