@@ -21,11 +21,11 @@ from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from ddplint import heap
 from ddplint.config import Settings
 from ddplint.diagnostics import Diagnostic
 from ddplint.discovery import file_size
 from ddplint.facts import ModuleFacts
-from ddplint.heap import give_back_free_memory
 from ddplint.linter import Linter, LoadError, internal_error
 from ddplint.safeparse import run_with_large_stack
 
@@ -111,9 +111,11 @@ def _shared_out(paths: list[Path]) -> list[Path]:
 
 def _load_here(linter: Linter, path: Path) -> Loaded:
     try:
-        return linter.load(str(path))
+        facts = linter.load(str(path))
     except Exception as exc:  # LoadError, or a bug of ours: the caller reports it
         return exc
+    heap.parsed(len(facts.source.text))
+    return facts
 
 
 def _received(linter: Linter, path: Path, future: Future) -> Loaded:
@@ -157,7 +159,7 @@ def _load_elsewhere(settings: Settings, filename: str, folder: str | None) -> tu
     finally:
         gc.collect(0)
         gc.enable()
-        give_back_free_memory()
+        heap.give_back_free_memory()
     if kind == "facts" and folder is not None:
         try:
             handle, written = tempfile.mkstemp(suffix=".pickle", dir=folder)

@@ -36,3 +36,31 @@ def test_the_pages_of_freed_memory_go_back() -> None:
     done = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, check=True)
     before, after = map(int, done.stdout.split())
     assert before - after > 10_000  # pages: more than 40 MB of the 100 given back
+
+
+def test_memory_goes_back_after_every_megabyte_of_source_parsed(monkeypatch) -> None:
+    total = 0
+    given_back_at = []
+    monkeypatch.setattr(heap, "give_back_free_memory", lambda: given_back_at.append(total))
+    monkeypatch.setattr(heap, "_parsed_since", 0)
+    for size in (600_000, 600_000, 100_000, 2_000_000, 10):
+        total += size
+        heap.parsed(size)
+    # Once past a megabyte (1.2 MB), then past another since (2.1 MB later); the last 10
+    # bytes wait for the next megabyte.
+    assert given_back_at == [1_200_000, 3_300_000]
+    assert heap._parsed_since == 10
+
+
+def test_loading_a_group_here_counts_what_it_parsed(tmp_path, monkeypatch) -> None:
+    from ddplint.linter import Linter
+    from ddplint.readahead import load_group
+
+    paths = []
+    for name, text in (("a.py", "import torch\n"), ("b.py", "x = 1\n"), ("broken.py", "def (\n")):
+        (tmp_path / name).write_text(text)
+        paths.append(tmp_path / name)
+    counted = []
+    monkeypatch.setattr(heap, "parsed", counted.append)
+    load_group(Linter(), paths, None)
+    assert counted == [len("import torch\n"), len("x = 1\n")]  # not the file that did not parse
