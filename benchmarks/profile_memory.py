@@ -2,15 +2,15 @@
 
     python benchmarks/profile_memory.py PATH [PATH ...]
 
-One process, no cache, the prefilter on, as `ddplint check --jobs 1` loads an import group:
-every module's tree and facts stay alive until the check ends. Reported: the resident memory
-the loaded modules take against their source text, what the check adds, and the modules whose
-trees the analysis walks beyond each module's own check: those whose functions the divergence
-analysis simulates, and those whose values a rule traces from another module (`Origins.of`).
-Every other module's tree is walked by its own check alone; the others read its functions,
-classes and imports by name (a call resolved to its function). The union is what an analysis
-keeping per-module summaries instead of trees would still need as trees at once. Linux only
-(resident memory from /proc).
+One process, no cache, the prefilter on, loading as `ddplint check --jobs 1` loads an import
+group: every module's tree and facts stay alive until the check ends. Reported: the resident
+memory the loaded modules take against their source text, what the check adds, and the modules
+whose trees the analysis walks beyond each module's own check: those whose functions the
+divergence analysis simulates, and those whose values a rule traces from another module
+(`Origins.of`). Every other module's tree is walked by its own check alone; the others read its
+functions, classes and imports by name (a call resolved to its function). The union is what an
+analysis keeping per-module summaries instead of trees would still need as trees at once.
+Linux only (resident memory from /proc).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ import gc
 import os
 from pathlib import Path
 
-from ddplint import prefilter
+from ddplint import prefilter, readahead
 from ddplint.config import Settings
 from ddplint.discovery import discover
 from ddplint.divergence.simulate import Simulator
-from ddplint.linter import Linter, LoadError
+from ddplint.linter import Linter
 from ddplint.origins import Origins
 
 MIB = 1024 * 1024
@@ -74,14 +74,7 @@ def profile(paths: list[str]) -> list[tuple[str, str]]:
     reads = Reads()
     gc.disable()  # as the `ddplint` command runs
     before = resident_bytes()
-    loaded = []
-    for path in kept:
-        try:
-            loaded.append(linter.load(str(path)))
-        except LoadError:
-            continue
-    for facts in loaded:
-        linter.project.add(facts)
+    loaded, _ = readahead.add_group(linter, kept)  # as the run loads a group in its own process
     after_load = resident_bytes()
     for facts in loaded:
         reads.checking = facts.filename

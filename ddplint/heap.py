@@ -33,8 +33,8 @@ def give_back_free_memory() -> None:
 
 
 def parsed(size: int) -> None:
-    """Note `size` more bytes of source parsed into trees this process keeps; give the freed
-    memory back after every GIVE_BACK_EVERY bytes."""
+    """Note `size` more bytes of source whose trees this process built to keep (parsed, or
+    unpickled from a worker's); give the freed memory back after every GIVE_BACK_EVERY bytes."""
     global _parsed_since
     _parsed_since += size
     if _parsed_since >= GIVE_BACK_EVERY:

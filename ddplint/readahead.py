@@ -57,15 +57,17 @@ def load_group(linter: Linter, paths: list[Path], pool: Executor | None) -> list
 
 def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str | None):
     futures: dict[Path, Future] = {}
+    shared, own = _shared_out(paths)
     try:
-        for path in _shared_out(paths):
+        for path in shared:
             futures[path] = pool.submit(_load_elsewhere, linter.settings, str(path), folder)
     except (OSError, RuntimeError):  # no worker processes, or the pool is closing
         pass
     loaded: dict[Path, Loaded] = {}
-    for path in paths:
-        if path not in futures:
-            loaded[path] = _load_here(linter, path)
+    # Largest first: parsing a module takes, for a moment, many times its tree's memory (see
+    # ddplint.heap), best spent while few trees are held.
+    for path in own + [path for path in shared if path not in futures]:
+        loaded[path] = _load_here(linter, path)
     for path in reversed(list(futures)):  # the smallest first: not started by any worker yet
         if futures[path].cancel():
             loaded[path] = _load_here(linter, path)
@@ -93,20 +95,21 @@ def add_group(
     return added, failed
 
 
-def _shared_out(paths: list[Path]) -> list[Path]:
-    """The files one worker loads, largest first (ready before this process asks for them):
-    chosen so that this process and the worker finish together (sizes stand in for loading
-    time)."""
+def _shared_out(paths: list[Path]) -> tuple[list[Path], list[Path]]:
+    """The files one worker loads and those this process loads, each largest first (the
+    worker's are then ready before this process asks for them): chosen so that both finish
+    together (sizes stand in for loading time)."""
     here = elsewhere = 0.0
-    shared = []
+    shared, own = [], []
     for size, path in sorted(((file_size(path), path) for path in paths), key=lambda pair: -pair[0]):
         if elsewhere + size * WORKER_COST < here + size:
             shared.append(path)
             elsewhere += size * WORKER_COST
             here += size * RECEIVE_COST
         else:
+            own.append(path)
             here += size
-    return shared
+    return shared, own
 
 
 def _load_here(linter: Linter, path: Path) -> Loaded:
@@ -128,7 +131,9 @@ def _received(linter: Linter, path: Path, future: Future) -> Loaded:
     if kind == "facts":
         from ddplint import treepickle  # libcst: only once modules are loaded
 
-        return treepickle.loads(payload)
+        facts = treepickle.loads(payload)
+        heap.parsed(len(facts.source.text))  # the payload and the unpickler's memo are freed too
+        return facts
     if kind == "error":
         return LoadError(payload)
     return _load_here(linter, path)  # it could not be sent (nested too deep to pickle)

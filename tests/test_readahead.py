@@ -63,8 +63,9 @@ def test_the_share_a_worker_loads_is_balanced_by_size(tmp_path: Path) -> None:
         path = tmp_path / f"m{index}.py"
         path.write_text("x = 1\n" * (size // 6))
         paths.append(path)
-    shared = readahead._shared_out(paths)
-    assert shared and len(shared) < len(paths)
+    shared, own = readahead._shared_out(paths)
+    assert shared and own and sorted(shared + own) == sorted(paths)
+    assert own == sorted(own, key=lambda p: -p.stat().st_size)  # largest first
     cost = {p: p.stat().st_size for p in paths}
     here = sum(cost[p] for p in paths if p not in shared) + readahead.RECEIVE_COST * sum(
         cost[p] for p in shared
