@@ -43,7 +43,8 @@ def load_group(linter: Linter, paths: list[Path], pool: Executor | None) -> list
     """Each path with its facts, or the LoadError (or other exception) loading it raised, in
     the order given; `pool`'s workers load a share of them when there are enough."""
     if pool is None or len(paths) < MIN_FILES:
-        return [(path, _load_here(linter, path)) for path in paths]
+        loaded = {path: _load_here(linter, path) for path in _largest_first(paths)}
+        return [(path, loaded[path]) for path in paths]
     try:
         folder = tempfile.mkdtemp(prefix="ddplint-")
     except OSError:
@@ -64,9 +65,7 @@ def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str 
     except (OSError, RuntimeError):  # no worker processes, or the pool is closing
         pass
     loaded: dict[Path, Loaded] = {}
-    # Largest first: parsing a module takes, for a moment, many times its tree's memory (see
-    # ddplint.heap), best spent while few trees are held.
-    for path in own + [path for path in shared if path not in futures]:
+    for path in own + [path for path in shared if path not in futures]:  # largest first
         loaded[path] = _load_here(linter, path)
     for path in reversed(list(futures)):  # the smallest first: not started by any worker yet
         if futures[path].cancel():
@@ -93,6 +92,12 @@ def add_group(
             linter.project.add(facts)
             added.append(facts)
     return added, failed
+
+
+def _largest_first(paths: list[Path]) -> list[Path]:
+    """Parsing a module takes, for a moment, many times its tree's memory (see ddplint.heap):
+    best spent while few trees are held."""
+    return sorted(paths, key=file_size, reverse=True)
 
 
 def _shared_out(paths: list[Path]) -> tuple[list[Path], list[Path]]:
