@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import resource
 from pathlib import Path
 
 from ddplint import prefilter, readahead
@@ -36,11 +37,7 @@ def resident_bytes() -> int:
 
 
 def peak_bytes() -> int:
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
 class Reads:

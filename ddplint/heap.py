@@ -13,7 +13,7 @@ _trim = None  # glibc's malloc_trim once looked up; False where there is none
 # While a process builds the trees it keeps, the same happens on a larger scale: libcst's parser
 # frees many times the size of each tree once it is built, and the trees built after it fill
 # only part of those pages. On all of torch that was 650 MB of 1.6 GB. Given back after every
-# this many bytes of source parsed: often enough to bound it, rarely enough that the pages
+# this many characters of source parsed: often enough to bound it, rarely enough that the pages
 # given back are not needed again at once (each costs a fault when reused).
 GIVE_BACK_EVERY = 1024 * 1024
 _parsed_since = 0
@@ -33,8 +33,8 @@ def give_back_free_memory() -> None:
 
 
 def parsed(size: int) -> None:
-    """Note `size` more bytes of source whose trees this process built to keep (parsed, or
-    unpickled from a worker's); give the freed memory back after every GIVE_BACK_EVERY bytes."""
+    """Note `size` more characters of source whose trees this process built to keep (parsed, or
+    unpickled from a worker's); give the freed memory back after every GIVE_BACK_EVERY."""
     global _parsed_since
     _parsed_since += size
     if _parsed_since >= GIVE_BACK_EVERY:

@@ -43,7 +43,7 @@ def load_group(linter: Linter, paths: list[Path], pool: Executor | None) -> list
     """Each path with its facts, or the LoadError (or other exception) loading it raised, in
     the order given; `pool`'s workers load a share of them when there are enough."""
     if pool is None or len(paths) < MIN_FILES:
-        loaded = {path: _load_here(linter, path) for path in _largest_first(paths)}
+        loaded = {path: _load_here(linter, path) for _, path in _largest_first(paths)}
         return [(path, loaded[path]) for path in paths]
     try:
         folder = tempfile.mkdtemp(prefix="ddplint-")
@@ -94,10 +94,10 @@ def add_group(
     return added, failed
 
 
-def _largest_first(paths: list[Path]) -> list[Path]:
-    """Parsing a module takes, for a moment, many times its tree's memory (see ddplint.heap):
-    best spent while few trees are held."""
-    return sorted(paths, key=file_size, reverse=True)
+def _largest_first(paths: list[Path]) -> list[tuple[int, Path]]:
+    """Each path with its size, largest first. Parsing a module takes, for a moment, many times
+    its tree's memory (see ddplint.heap): best spent while few trees are held."""
+    return sorted(((file_size(path), path) for path in paths), key=lambda pair: -pair[0])
 
 
 def _shared_out(paths: list[Path]) -> tuple[list[Path], list[Path]]:
@@ -106,7 +106,7 @@ def _shared_out(paths: list[Path]) -> tuple[list[Path], list[Path]]:
     together (sizes stand in for loading time)."""
     here = elsewhere = 0.0
     shared, own = [], []
-    for size, path in sorted(((file_size(path), path) for path in paths), key=lambda pair: -pair[0]):
+    for size, path in _largest_first(paths):
         if elsewhere + size * WORKER_COST < here + size:
             shared.append(path)
             elsewhere += size * WORKER_COST
