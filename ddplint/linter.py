@@ -26,6 +26,7 @@ from ddplint.rules import ALL_RULES, Context
 from ddplint.safeparse import TooDeep, parse_module, python_syntax_error, run_with_large_stack
 from ddplint.selection import enabled_codes, ignored_for_file
 from ddplint.source import Source, SourceError
+from ddplint.treecache import TreeCache
 
 
 class LoadError(Exception):
@@ -130,6 +131,8 @@ class Linter:
         self.project = Project()
         # Off for flake8's --disable-noqa: suppression comments are ignored.
         self.honour_noqa = noqa
+        # Parsed modules kept between runs (see ddplint.treecache); None: always parse.
+        self.trees: TreeCache | None = None
 
     def trigger_names(self) -> set[str] | None:
         """What the prefilter looks for: every enabled rule's triggers and the configured
@@ -148,7 +151,15 @@ class Linter:
         return ModuleFacts(source, tree, name, is_package=path.name == "__init__.py")
 
     def load(self, filename: str, data: bytes | None = None) -> ModuleFacts:
-        return self.facts_for(read_source(filename, data, self.settings.max_file_size))
+        source = read_source(filename, data, self.settings.max_file_size)
+        if self.trees is None:
+            return self.facts_for(source)
+        name = module_name_for(Path(filename))
+        facts = self.trees.load(source, name)
+        if facts is None:
+            facts = self.facts_for(source, name)
+            self.trees.store(facts)
+        return facts
 
     def check(self, facts: ModuleFacts) -> list[Diagnostic]:
         """Every enabled rule on one module, minus suppressed findings, sorted."""

@@ -62,9 +62,10 @@ def check_group(
     `outside`: the run's modules left unparsed (see ddplint.prefilter), never read as context."""
     from ddplint.neighbours import load_neighbours
     from ddplint.readahead import add_group
-    from ddplint.runner import _check_guarded, collector_paused
+    from ddplint.runner import _check_guarded, collector_paused, use_cache
 
     linter = Linter(settings, noqa=options.noqa)
+    use_cache(linter, options)
     linter.project.unloaded = dict(unloaded or {})
     out = GroupResult()
     with collector_paused():

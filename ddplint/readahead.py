@@ -28,6 +28,7 @@ from ddplint.discovery import file_size
 from ddplint.facts import ModuleFacts
 from ddplint.linter import Linter, LoadError, internal_error
 from ddplint.safeparse import run_with_large_stack
+from ddplint.treecache import TreeCache
 
 # Below this many files a worker's help costs more than it saves.
 MIN_FILES = 24
@@ -35,14 +36,19 @@ MIN_FILES = 24
 # the worker loads and pickles it.
 RECEIVE_COST = 0.13
 WORKER_COST = 1.12
+# What keeping a module parsed here costs on top of parsing it, when the run keeps trees (see
+# ddplint.treecache), and reading a kept one instead: about what receiving it costs.
+STORE_COST = 0.13
 
 Loaded = ModuleFacts | LoadError | Exception
 
 
 def load_group(linter: Linter, paths: list[Path], pool: Executor | None) -> list[tuple[Path, Loaded]]:
     """Each path with its facts, or the LoadError (or other exception) loading it raised, in
-    the order given; `pool`'s workers load a share of them when there are enough."""
-    if pool is None or len(paths) < MIN_FILES:
+    the order given; `pool`'s workers load a share of them when there are enough to parse
+    (modules kept from an earlier run are read back here)."""
+    stored = {path for path in paths if linter.trees.has(str(path))} if linter.trees else set()
+    if pool is None or len(paths) - len(stored) < MIN_FILES:
         loaded = {path: _load_here(linter, path) for _, path in _largest_first(paths)}
         return [(path, loaded[path]) for path in paths]
     try:
@@ -50,18 +56,19 @@ def load_group(linter: Linter, paths: list[Path], pool: Executor | None) -> list
     except OSError:
         folder = None  # the pickles come back through the pool's pipe
     try:
-        return _load_shared(linter, paths, pool, folder)
+        return _load_shared(linter, paths, pool, folder, stored)
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str | None):
+def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str | None, stored: set[Path]):
     futures: dict[Path, Future] = {}
-    shared, own = _shared_out(paths)
+    shared, own = _shared_out(paths, stored, storing=linter.trees is not None)
+    trees = None if linter.trees is None else str(linter.trees.folder.parent)
     try:
         for path in shared:
-            futures[path] = pool.submit(_load_elsewhere, linter.settings, str(path), folder)
+            futures[path] = pool.submit(_load_elsewhere, linter.settings, str(path), folder, trees)
     except (OSError, RuntimeError):  # no worker processes, or the pool is closing
         pass
     loaded: dict[Path, Loaded] = {}
@@ -100,20 +107,27 @@ def _largest_first(paths: list[Path]) -> list[tuple[int, Path]]:
     return sorted(((file_size(path), path) for path in paths), key=lambda pair: -pair[0])
 
 
-def _shared_out(paths: list[Path]) -> tuple[list[Path], list[Path]]:
+def _shared_out(
+    paths: list[Path], stored: set[Path] | frozenset[Path] = frozenset(), *, storing: bool = False
+) -> tuple[list[Path], list[Path]]:
     """The files one worker loads and those this process loads, each largest first (the
     worker's are then ready before this process asks for them): chosen so that both finish
-    together (sizes stand in for loading time)."""
+    together (sizes stand in for loading time). Modules kept parsed (`stored`) are read here;
+    `storing`: what this process parses, it also keeps."""
+    parse_here = 1 + STORE_COST if storing else 1.0
     here = elsewhere = 0.0
     shared, own = [], []
     for size, path in _largest_first(paths):
-        if elsewhere + size * WORKER_COST < here + size:
+        if path in stored:
+            own.append(path)
+            here += size * STORE_COST
+        elif elsewhere + size * WORKER_COST < here + size * parse_here:
             shared.append(path)
             elsewhere += size * WORKER_COST
             here += size * RECEIVE_COST
         else:
             own.append(path)
-            here += size
+            here += size * parse_here
     return shared, own
 
 
@@ -151,9 +165,12 @@ def _read_once(filename: str) -> bytes:
     return data
 
 
-def _load_elsewhere(settings: Settings, filename: str, folder: str | None) -> tuple[str, object]:
+def _load_elsewhere(
+    settings: Settings, filename: str, folder: str | None, trees: str | None = None
+) -> tuple[str, object]:
     """In a worker: load one module; its facts pickled (in a file of `folder` when given), the
-    diagnostic of its LoadError, or a request to load it in the calling process.
+    diagnostic of its LoadError, or a request to load it in the calling process. With `trees`
+    (the run's cache folder), the module is kept parsed there too (see ddplint.treecache).
 
     A file, because a pipe holds 64 KB: the worker would wait while the calling process, busy
     parsing, reads the rest a few milliseconds at a time.
@@ -165,7 +182,7 @@ def _load_elsewhere(settings: Settings, filename: str, folder: str | None) -> tu
     """
     gc.disable()
     try:
-        kind, payload = _load_and_pickle(settings, filename)
+        kind, payload = _load_and_pickle(settings, filename, trees)
     finally:
         gc.collect(0)
         gc.enable()
@@ -181,7 +198,7 @@ def _load_elsewhere(settings: Settings, filename: str, folder: str | None) -> tu
     return kind, payload
 
 
-def _load_and_pickle(settings: Settings, filename: str) -> tuple[str, object]:
+def _load_and_pickle(settings: Settings, filename: str, trees: str | None = None) -> tuple[str, object]:
     try:
         facts = Linter(settings).load(filename)
     except LoadError as exc:
@@ -195,4 +212,6 @@ def _load_and_pickle(settings: Settings, filename: str) -> tuple[str, object]:
         blob = run_with_large_stack(lambda: treepickle.dumps(facts))
     except (RecursionError, MemoryError, pickle.PickleError, TypeError, AttributeError):
         blob = None
+    if blob is not None and trees is not None:
+        TreeCache(Path(trees)).store(facts, blob)
     return ("facts", blob) if blob is not None else ("here", None)

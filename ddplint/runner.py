@@ -19,6 +19,7 @@ from ddplint.discovery import discover
 from ddplint.fixer import fix_module, write_atomically
 from ddplint.linter import FileResult, Linter, LoadError, internal_error, read_source
 from ddplint.neighbours import DEFAULT_BUDGET, load_neighbours
+from ddplint.treecache import TreeCache
 
 
 @dataclass
@@ -77,7 +78,7 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
     for given, reason in found.errors:
         result.files.append(FileResult(given, [input_error(IO_ERROR, given, reason)]))
     result.discovered = list(found.files)
-    cache = _cache_for(linter, options)
+    cache = use_cache(linter, options)
     jobs = options.jobs or parallel.default_jobs()
     workers = jobs > 1 and not (options.fix or options.diff)
     planned = None
@@ -160,10 +161,14 @@ def _check_guarded(linter: Linter, facts, options: RunOptions) -> FileResult:
         return FileResult(facts.filename, [internal_error(facts.filename, where)], facts)
 
 
-def _cache_for(linter: Linter, options: RunOptions) -> Cache | None:
+def use_cache(linter: Linter, options: RunOptions) -> Cache | None:
+    """The findings cache for this run, if it has one; the linter then keeps the modules it
+    parses there too, and reads them back (see ddplint.treecache)."""
     if not options.cache or options.fix or options.diff:
         return None  # fixes rewrite files: always computed afresh
-    return Cache(linter.settings.root, settings_key(linter.settings, linter.codes))
+    cache = Cache(linter.settings.root, settings_key(linter.settings, linter.codes))
+    linter.trees = TreeCache(cache.folder)
+    return cache
 
 
 def _revived(path: Path, diagnostics: list[Diagnostic]) -> list[Diagnostic]:

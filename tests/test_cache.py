@@ -10,6 +10,7 @@ import pytest
 
 from ddplint.cache import CACHE_DIR
 from ddplint.config import Settings
+from ddplint.diagnostics import Location
 from ddplint.runner import RunOptions, run
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -106,11 +107,62 @@ def test_a_warm_run_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert _findings(tmp_path, cache=True)
 
 
+def test_after_an_edit_only_the_edited_module_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ddplint.linter import Linter
+
+    _write(tmp_path, PROJECT)
+    _findings(tmp_path, cache=True)
+    parsed: list[str] = []
+    real = Linter.facts_for
+
+    def counting(self, source, module_name=None):
+        parsed.append(Path(source.filename).relative_to(tmp_path).as_posix())
+        return real(self, source, module_name)
+
+    monkeypatch.setattr(Linter, "facts_for", counting)
+    _write(tmp_path, {"pkg/metrics.py": HELPER_REDUCING})
+    after = _findings(tmp_path, cache=True)
+    # Its whole group is checked again, from the trees kept of the others.
+    assert parsed == ["pkg/metrics.py"]
+    assert after == _findings(tmp_path, cache=False)
+    assert ("train.py", "DDP005") in {(f, code) for f, _, _, code, _, _ in after}
+
+
+def test_context_read_around_a_few_files_is_kept_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What pre-commit runs: the changed files only; the modules around them are context."""
+    from ddplint import neighbours
+    from ddplint.linter import Linter
+
+    _write(tmp_path, {**PROJECT, "pkg/metrics.py": HELPER_REDUCING})
+    settings, options = Settings(root=tmp_path), RunOptions(cache=True)
+    train = str(tmp_path / "train.py")
+    first = [(d.code, d.location) for d in run([train], settings, options).diagnostics]
+    assert ("DDP005", Location(8, 22)) in first  # found through pkg/evaluate.py and pkg/metrics.py
+    parsed: list[str] = []
+    real = Linter.facts_for
+
+    def counting(self, source, module_name=None):
+        parsed.append(Path(source.filename).name)
+        return real(self, source, module_name)
+
+    monkeypatch.setattr(Linter, "facts_for", counting)
+    neighbours._cache.clear()  # a new process: nothing loaded yet
+    _write(tmp_path, {"train.py": textwrap.dedent(PROJECT["train.py"]) + "# edited\n"})
+    again = [(d.code, d.location) for d in run([train], settings, options).diagnostics]
+    assert parsed == ["train.py"]
+    assert again == first
+
+
 WARM_COMMAND = """
 import sys
 from pathlib import Path
 from ddplint import cli  # the command's own modules, as `ddplint check` loads them
 from ddplint.config import Settings
+from ddplint.diagnostics import Location
 from ddplint.runner import RunOptions, run
 
 folder = Path(sys.argv[1])
@@ -152,11 +204,18 @@ def test_the_cache_folder_is_tagged_ignored_and_holds_whole_entries(tmp_path: Pa
     root = tmp_path / CACHE_DIR
     assert (root / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
     assert (root / ".gitignore").read_text() == "*\n"
-    entries = list(root.glob("*/*"))
-    assert entries
-    assert not [p for p in entries if p.name.startswith(".tmp-")]
-    for entry in entries:
+    folders = [p for p in root.iterdir() if p.is_dir()]
+    assert len(folders) == 1
+    entries = sorted(p.name for p in folders[0].iterdir())
+    assert "trees" in entries
+    assert all(name.endswith(".json") for name in entries if name != "trees")
+    for entry in folders[0].glob("*.json"):
         json.loads(entry.read_text(encoding="utf-8"))
+    # Every module parsed was kept, whole: the six files but notes.py (nothing to look for)
+    # and broken.py (it does not parse).
+    trees = sorted(p.name for p in (folders[0] / "trees").iterdir())
+    assert len(trees) == 4
+    assert all(name.endswith(".pickle.z") for name in trees)
 
 
 def test_a_damaged_entry_is_computed_again(tmp_path: Path) -> None:

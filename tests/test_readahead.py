@@ -74,6 +74,31 @@ def test_the_share_a_worker_loads_is_balanced_by_size(tmp_path: Path) -> None:
     assert abs(here - elsewhere) <= max(cost.values()) * readahead.WORKER_COST
 
 
+def test_modules_kept_parsed_are_read_here_and_the_rest_shared(tmp_path: Path) -> None:
+    paths = []
+    for index, size in enumerate([1000, 800, 600, 400, 200, 100]):
+        path = tmp_path / f"m{index}.py"
+        path.write_text("x = 1\n" * (size // 6))
+        paths.append(path)
+    stored = {paths[0], paths[3]}
+    shared, own = readahead._shared_out(paths, stored, storing=True)
+    assert stored <= set(own)
+    assert shared and sorted(shared + own) == sorted(paths)
+
+
+def test_a_worker_keeps_what_it_parses(tmp_path: Path) -> None:
+    from ddplint.treecache import TreeCache
+
+    path = FIXTURES / "DDP005" / "bad_barrier_on_rank_zero.py"
+    settings = Settings(root=FIXTURES)
+    kind, _ = readahead._load_elsewhere(settings, str(path), None, str(tmp_path))
+    assert kind == "facts"
+    here = Linter(settings).load(str(path))
+    kept = TreeCache(tmp_path).load(here.source, here.module_name)
+    assert kept is not None and kept.tree.deep_equals(here.tree)
+    assert _checked([kept]) == _checked([here])
+
+
 def _torch_part() -> Path | None:
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
