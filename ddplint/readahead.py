@@ -64,8 +64,9 @@ def load_group(linter: Linter, paths: list[Path], pool: Executor | None) -> list
 
 def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str | None, stored: set[Path]):
     futures: dict[Path, Future] = {}
-    shared, own = _shared_out(paths, stored, storing=linter.trees is not None)
-    trees = None if linter.trees is None else str(linter.trees.folder.parent)
+    storing = linter.trees is not None and linter.trees.keep
+    shared, own = _shared_out(paths, stored, storing=storing)
+    trees = str(linter.trees.folder.parent) if storing else None
     try:
         for path in shared:
             futures[path] = pool.submit(_load_elsewhere, linter.settings, str(path), folder, trees)

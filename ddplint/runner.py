@@ -8,7 +8,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ddplint import incremental, parallel, prefilter, readahead
@@ -39,6 +39,9 @@ class RunOptions:
     jobs: int | None = 1
     # Off for flake8's --disable-noqa: suppression comments are ignored.
     noqa: bool = True
+    # Keep parsed modules in the cache (see ddplint.treecache); None: once an earlier run has
+    # left one, so that a run that has no cache to restore (a fresh CI job) spends nothing on it.
+    keep_trees: bool | None = None
 
 
 @dataclass
@@ -79,6 +82,8 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
         result.files.append(FileResult(given, [input_error(IO_ERROR, given, reason)]))
     result.discovered = list(found.files)
     cache = use_cache(linter, options)
+    if linter.trees is not None:
+        options = replace(options, keep_trees=linter.trees.keep)  # the workers decide alike
     jobs = options.jobs or parallel.default_jobs()
     workers = jobs > 1 and not (options.fix or options.diff)
     planned = None
@@ -167,7 +172,8 @@ def use_cache(linter: Linter, options: RunOptions) -> Cache | None:
     if not options.cache or options.fix or options.diff:
         return None  # fixes rewrite files: always computed afresh
     cache = Cache(linter.settings.root, settings_key(linter.settings, linter.codes))
-    linter.trees = TreeCache(cache.folder)
+    keep = cache.folder.is_dir() if options.keep_trees is None else options.keep_trees
+    linter.trees = TreeCache(cache.folder, keep=keep)
     return cache
 
 

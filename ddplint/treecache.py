@@ -36,8 +36,9 @@ _LEVEL = 1
 
 
 class TreeCache:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, keep: bool = True) -> None:
         self.folder = folder / FOLDER
+        self.keep = keep  # False: read what is kept, keep nothing new
         self._ready = False
 
     def file_for(self, filename: str) -> Path:
@@ -70,6 +71,8 @@ class TreeCache:
 
     def store(self, facts: ModuleFacts, blob: bytes | None = None) -> None:
         """Keep a module's facts; `blob`: already pickled (see ddplint.treepickle)."""
+        if not self.keep:
+            return
         if blob is None:
             from ddplint import treepickle
 

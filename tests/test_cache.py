@@ -107,21 +107,32 @@ def test_a_warm_run_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert _findings(tmp_path, cache=True)
 
 
-def test_after_an_edit_only_the_edited_module_is_parsed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _parsed(monkeypatch: pytest.MonkeyPatch, folder: Path) -> list[str]:
+    """The files the runs from now on parse (rather than read back from the cache)."""
+    from ddplint import neighbours
     from ddplint.linter import Linter
 
-    _write(tmp_path, PROJECT)
-    _findings(tmp_path, cache=True)
     parsed: list[str] = []
     real = Linter.facts_for
 
     def counting(self, source, module_name=None):
-        parsed.append(Path(source.filename).relative_to(tmp_path).as_posix())
+        parsed.append(Path(source.filename).relative_to(folder).as_posix())
         return real(self, source, module_name)
 
     monkeypatch.setattr(Linter, "facts_for", counting)
+    neighbours._cache.clear()  # as in a new process: no module read yet
+    return parsed
+
+
+def test_after_an_edit_only_the_edited_module_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(tmp_path, PROJECT)
+    _findings(tmp_path, cache=True)  # the first run keeps no trees
+    _write(tmp_path, {"pkg/metrics.py": HELPER_SILENT + "# edited\n"})
+    _findings(tmp_path, cache=True)  # the next ones keep what they parse
+
+    parsed = _parsed(monkeypatch, tmp_path)
     _write(tmp_path, {"pkg/metrics.py": HELPER_REDUCING})
     after = _findings(tmp_path, cache=True)
     # Its whole group is checked again, from the trees kept of the others.
@@ -134,27 +145,30 @@ def test_context_read_around_a_few_files_is_kept_parsed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What pre-commit runs: the changed files only; the modules around them are context."""
-    from ddplint import neighbours
-    from ddplint.linter import Linter
-
     _write(tmp_path, {**PROJECT, "pkg/metrics.py": HELPER_REDUCING})
     settings, options = Settings(root=tmp_path), RunOptions(cache=True)
-    train = str(tmp_path / "train.py")
-    first = [(d.code, d.location) for d in run([train], settings, options).diagnostics]
+    train = tmp_path / "train.py"
+    first = [(d.code, d.location) for d in run([str(train)], settings, options).diagnostics]
     assert ("DDP005", Location(8, 22)) in first  # found through pkg/evaluate.py and pkg/metrics.py
-    parsed: list[str] = []
-    real = Linter.facts_for
+    for edit in ("# edited\n", "# edited again\n"):
+        parsed = _parsed(monkeypatch, tmp_path)
+        train.write_text(textwrap.dedent(PROJECT["train.py"]) + edit, encoding="utf-8")
+        again = [(d.code, d.location) for d in run([str(train)], settings, options).diagnostics]
+        assert again == first
+    assert parsed == ["train.py"]  # the second time, the context was read back
 
-    def counting(self, source, module_name=None):
-        parsed.append(Path(source.filename).name)
-        return real(self, source, module_name)
 
-    monkeypatch.setattr(Linter, "facts_for", counting)
-    neighbours._cache.clear()  # a new process: nothing loaded yet
-    _write(tmp_path, {"train.py": textwrap.dedent(PROJECT["train.py"]) + "# edited\n"})
-    again = [(d.code, d.location) for d in run([train], settings, options).diagnostics]
-    assert parsed == ["train.py"]
-    assert again == first
+def test_a_run_that_found_no_cache_keeps_no_trees(tmp_path: Path) -> None:
+    _write(tmp_path, PROJECT)
+    settings = Settings(root=tmp_path)
+    run([str(tmp_path)], settings, RunOptions(cache=True, context_budget=0))
+    assert not list((tmp_path / CACHE_DIR).glob("*/trees"))
+    _write(tmp_path, {"pkg/metrics.py": HELPER_REDUCING})
+    run([str(tmp_path)], settings, RunOptions(cache=True, context_budget=0, keep_trees=False))
+    assert not list((tmp_path / CACHE_DIR).glob("*/trees"))
+    _write(tmp_path, {"pkg/metrics.py": HELPER_SILENT})
+    run([str(tmp_path)], settings, RunOptions(cache=True, context_budget=0))
+    assert len(list((tmp_path / CACHE_DIR).glob("*/trees/*"))) == 4  # the group of pkg/metrics.py
 
 
 WARM_COMMAND = """
@@ -162,7 +176,6 @@ import sys
 from pathlib import Path
 from ddplint import cli  # the command's own modules, as `ddplint check` loads them
 from ddplint.config import Settings
-from ddplint.diagnostics import Location
 from ddplint.runner import RunOptions, run
 
 folder = Path(sys.argv[1])
@@ -201,6 +214,8 @@ def test_a_warm_run_selects_nothing_again(tmp_path: Path, monkeypatch: pytest.Mo
 def test_the_cache_folder_is_tagged_ignored_and_holds_whole_entries(tmp_path: Path) -> None:
     _write(tmp_path, PROJECT)
     _findings(tmp_path, cache=True)
+    _write(tmp_path, {"pkg/metrics.py": HELPER_REDUCING})
+    _findings(tmp_path, cache=True)
     root = tmp_path / CACHE_DIR
     assert (root / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
     assert (root / ".gitignore").read_text() == "*\n"
@@ -211,8 +226,7 @@ def test_the_cache_folder_is_tagged_ignored_and_holds_whole_entries(tmp_path: Pa
     assert all(name.endswith(".json") for name in entries if name != "trees")
     for entry in folders[0].glob("*.json"):
         json.loads(entry.read_text(encoding="utf-8"))
-    # Every module parsed was kept, whole: the six files but notes.py (nothing to look for)
-    # and broken.py (it does not parse).
+    # The second run kept the modules it parsed: the group of pkg/metrics.py.
     trees = sorted(p.name for p in (folders[0] / "trees").iterdir())
     assert len(trees) == 4
     assert all(name.endswith(".pickle.z") for name in trees)
