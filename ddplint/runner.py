@@ -172,7 +172,12 @@ def use_cache(linter: Linter, options: RunOptions) -> Cache | None:
     if not options.cache or options.fix or options.diff:
         return None  # fixes rewrite files: always computed afresh
     cache = Cache(linter.settings.root, settings_key(linter.settings, linter.codes))
-    keep = cache.folder.is_dir() if options.keep_trees is None else options.keep_trees
+    keep = options.keep_trees
+    if keep is None:
+        try:
+            keep = cache.folder.is_dir()
+        except OSError:  # a cache folder this user cannot look into: nothing is kept in it
+            keep = False
     linter.trees = TreeCache(cache.folder, keep=keep)
     return cache
 

@@ -99,3 +99,16 @@ def shared_whitespace() -> Iterator[None]:
             if _users == 0:
                 for name, cls in _REAL.items():
                     setattr(cst, name, cls)
+
+
+@contextmanager
+def sharing_apart() -> Iterator[None]:
+    """Nodes the factories build meanwhile are shared among themselves only, not with any tree
+    built before or after: a tree read from a file someone else may have written (see
+    ddplint.treecache) can then change no node but its own."""
+    global _shared
+    saved, _shared = _shared, {}
+    try:
+        yield
+    finally:
+        _shared = saved

@@ -46,8 +46,12 @@ class TreeCache:
         return self.folder / f"{digest(os.path.abspath(filename))}.pickle.z"
 
     def has(self, filename: str) -> bool:
-        """Whether a tree is kept for this file (perhaps of an older text)."""
-        return self.file_for(filename).is_file()
+        """Whether a tree is kept for this file, kept since it last changed (a guess from the
+        times: `load` checks the text)."""
+        try:
+            return self.file_for(filename).stat().st_mtime_ns >= os.stat(filename).st_mtime_ns
+        except OSError:  # none kept, or the folder cannot be read
+            return False
 
     def load(self, source: Source, module_name: str) -> ModuleFacts | None:
         """The facts kept for this text of the module, named as this run names the file."""
@@ -61,12 +65,14 @@ class TreeCache:
         if data[: len(_MAGIC)] != _MAGIC or data[len(_MAGIC) : head] != key:
             return None  # another text, or another format
         try:
-            facts = loads(zlib.decompress(data[head:]))
+            # A pickle is about four times its source: more is not a tree of this text.
+            blob = _decompress(data[head:], limit=64 * len(source.text) + (1 << 20))
+            facts = loads(blob)
+            if not isinstance(facts, ModuleFacts) or not isinstance(facts.source, Source):
+                return None
+            facts.source.filename = source.filename
         except Exception:  # damaged or foreign: parse it instead
             return None
-        if not isinstance(facts, ModuleFacts):
-            return None
-        facts.source.filename = source.filename
         return facts
 
     def store(self, facts: ModuleFacts, blob: bytes | None = None) -> None:
@@ -118,15 +124,28 @@ def _key(source: Source, module_name: str) -> str:
 
 @functools.cache
 def _libcst_version() -> str:
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-    return version("libcst")
+    try:
+        return version("libcst")
+    except PackageNotFoundError:  # installed without its metadata
+        from libcst._version import __version__
+
+        return __version__
+
+
+def _decompress(data: bytes, limit: int) -> bytes:
+    inflate = zlib.decompressobj()
+    out = inflate.decompress(data, limit)
+    if inflate.unconsumed_tail or not inflate.eof:
+        raise ValueError("larger than a tree of this text, or cut short")
+    return out
 
 
 @functools.cache
 def _ours() -> frozenset[tuple[str, str]]:
-    """What a kept module's pickle may name besides libcst's classes: facts, and the factories
-    that share whitespace nodes."""
+    """What a kept module's pickle may name besides libcst's node classes: facts, and the
+    factories that share whitespace nodes."""
     from ddplint.sharednodes import FACTORIES  # libcst: only once a tree is read
 
     facts = ("ModuleFacts", "Scope", "CallSite", "Loop")
@@ -144,13 +163,31 @@ class _Restricted(pickle.Unpickler):
     def find_class(self, module: str, name: str):
         if (module, name) in _ours():
             return super().find_class(module, name)
-        if module.startswith("libcst."):
+        if module.startswith("libcst._nodes.") or module == "libcst._maybe_sentinel":
+            from libcst import CSTNode, MaybeSentinel
+
             found = super().find_class(module, name)
-            if isinstance(found, type) and found.__module__.startswith("libcst."):
-                return found  # a node class, or MaybeSentinel: building one runs nothing else
+            if found is MaybeSentinel or (
+                isinstance(found, type) and issubclass(found, CSTNode) and found.__module__ == module
+            ):
+                return found  # building a node runs nothing but its fields' assignment
         raise pickle.UnpicklingError(f"{module}.{name} is not part of a kept module")
 
 
 def loads(blob: bytes):
-    with unchecked_nodes():
-        return _Restricted(io.BytesIO(blob)).load()
+    """Unpickle a kept module. Every object it names is built afresh for it (whitespace is
+    shared only within it), except MaybeSentinel's members, which are checked unchanged after."""
+    from libcst import MaybeSentinel
+
+    from ddplint.sharednodes import sharing_apart
+
+    members = [(member, dict(vars(member))) for member in MaybeSentinel]
+    try:
+        with unchecked_nodes(), sharing_apart():
+            return _Restricted(io.BytesIO(blob)).load()
+    finally:
+        for member, before in members:
+            if vars(member) != before:  # a hostile pickle set attributes on it: undone
+                vars(member).clear()
+                vars(member).update(before)
+                raise pickle.UnpicklingError("a kept module changed a shared object")

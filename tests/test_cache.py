@@ -171,6 +171,22 @@ def test_a_run_that_found_no_cache_keeps_no_trees(tmp_path: Path) -> None:
     assert len(list((tmp_path / CACHE_DIR).glob("*/trees/*"))) == 4  # the group of pkg/metrics.py
 
 
+def test_a_cache_folder_that_cannot_be_looked_into_is_run_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(tmp_path, PROJECT)
+    uncached = _findings(tmp_path, cache=False)
+    real_is_dir = Path.is_dir
+
+    def refused(self):
+        if CACHE_DIR in self.parts:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_dir(self)
+
+    monkeypatch.setattr(Path, "is_dir", refused)
+    assert _findings(tmp_path, cache=True) == uncached
+
+
 WARM_COMMAND = """
 import sys
 from pathlib import Path

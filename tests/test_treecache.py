@@ -12,7 +12,7 @@ import pytest
 
 from ddplint import treecache
 from ddplint.config import Settings
-from ddplint.linter import Linter
+from ddplint.linter import Linter, LoadError
 from ddplint.treecache import TreeCache
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -59,17 +59,21 @@ def test_a_kept_module_is_read_back_instead_of_parsed(tmp_path: Path, parsed: li
 
 
 def test_every_fixture_gives_the_same_findings_read_back(tmp_path: Path) -> None:
+    read_back = 0
     for path in sorted(FIXTURES.rglob("*.py")):
         try:
             fresh = Linter(Settings(root=FIXTURES)).load(str(path))
-        except Exception:
+        except LoadError:
             continue  # the fixtures of unparsable input
         _linter(tmp_path).load(str(path))
         kept = _linter(tmp_path).trees.load(fresh.source, fresh.module_name)
         assert kept is not None, path
+        assert kept.module_name == fresh.module_name
+        read_back += 1
         assert _findings(Linter(Settings(root=FIXTURES)), kept) == _findings(
             Linter(Settings(root=FIXTURES)), fresh
         ), path
+    assert read_back > 150
 
 
 def test_a_changed_module_is_parsed_again_and_replaces_its_tree(tmp_path: Path, parsed: list[str]) -> None:
@@ -134,6 +138,91 @@ def test_a_foreign_tree_runs_no_code(tmp_path: Path, parsed: list[str]) -> None:
     assert not target.exists()
     assert parsed == [str(TRAIN), str(TRAIN)]
     assert facts.tree.deep_equals(first.tree)
+
+
+def _plant(tmp_path: Path, hostile: object) -> None:
+    """A kept file for TRAIN, with the right key, holding `hostile` pickled."""
+    kept = TreeCache(tmp_path).file_for(str(TRAIN))
+    head = kept.read_bytes()[: len(treecache._MAGIC) + treecache._KEY_BYTES]
+    kept.write_bytes(head + zlib.compress(pickle.dumps(hostile)))
+
+
+class _Rewritten:
+    """A shared object, rewritten by BUILD once unpickled."""
+
+    def __init__(self, build, args, state) -> None:
+        self.reduced = (build, args, state)
+
+    def __reduce__(self):
+        return self.reduced
+
+
+def test_a_foreign_tree_changes_no_other_tree(tmp_path: Path, parsed: list[str]) -> None:
+    from libcst import MaybeSentinel
+
+    from ddplint import sharednodes
+
+    _linter(tmp_path).load(str(TRAIN))
+    other = FIXTURES / "DDP001" / "batch_sampler_with_shuffle.py"
+    hostile = [
+        _Rewritten(sharednodes.simple_whitespace, (" ",), {"value": "    # hostile\n\n"}),
+        _Rewritten(MaybeSentinel, (MaybeSentinel.DEFAULT.value,), {"_name_": "HOSTILE"}),
+    ]
+    for rewritten in hostile:
+        parsed.clear()
+        _plant(tmp_path, rewritten)
+        assert _linter(tmp_path).load(str(TRAIN)).tree.code == TRAIN.read_text()
+        assert parsed == [str(TRAIN)]
+        # The space every tree shares, and libcst's sentinel, are as they were.
+        fresh = Linter(Settings(root=FIXTURES)).load(str(other))
+        assert fresh.tree.code == other.read_text()
+        assert MaybeSentinel.DEFAULT.name == "DEFAULT"
+
+
+def test_a_tree_too_large_for_its_text_is_not_inflated(tmp_path: Path, parsed: list[str]) -> None:
+    _linter(tmp_path).load(str(TRAIN))
+    kept = TreeCache(tmp_path).file_for(str(TRAIN))
+    head = kept.read_bytes()[: len(treecache._MAGIC) + treecache._KEY_BYTES]
+    kept.write_bytes(head + zlib.compress(b"\0" * (64 * len(TRAIN.read_text()) + (2 << 20))))
+    assert _linter(tmp_path).load(str(TRAIN)).functions
+    assert parsed == [str(TRAIN), str(TRAIN)]
+
+
+def test_facts_without_a_source_cost_a_parse(tmp_path: Path, parsed: list[str]) -> None:
+    facts = _linter(tmp_path).load(str(TRAIN))
+    facts.source = None
+    _plant(tmp_path, facts)
+    assert _linter(tmp_path).load(str(TRAIN)).filename == str(TRAIN)
+    assert parsed == [str(TRAIN), str(TRAIN)]
+
+
+def test_only_a_tree_kept_since_the_file_last_changed_counts_as_kept(tmp_path: Path) -> None:
+    module = tmp_path / "helper.py"
+    module.write_text("def f():\n    return 1\n")
+    cache = TreeCache(tmp_path / "cache")
+    assert not cache.has(str(module))
+    _linter(tmp_path / "cache").load(str(module))
+    assert cache.has(str(module))
+    later = cache.file_for(str(module)).stat().st_mtime_ns + 10**9
+    os.utime(module, ns=(later, later))  # edited since, or checked out from another branch
+    assert not cache.has(str(module))
+
+
+def test_a_cache_folder_that_cannot_be_read_costs_a_parse(
+    tmp_path: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _linter(tmp_path).load(str(TRAIN))
+    real_stat = Path.stat
+
+    def refused(self, *args, **kwargs):
+        if "trees" in self.parts:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_stat(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", refused)
+    assert not TreeCache(tmp_path).has(str(TRAIN))
+    assert _linter(tmp_path).load(str(TRAIN)).functions
+    assert len(parsed) == 1  # the file itself could still be opened
 
 
 @pytest.mark.parametrize(
