@@ -7,8 +7,9 @@ them all again. A module's facts and tree are kept pickled (see ddplint.treepick
 compressed, one file per module, headed by a key over its text and what its facts depend on;
 reading one back costs about an eighth of parsing it.
 
-Only libcst's nodes and ddplint's own fact classes are unpickled (see `_Restricted`): a cache
-folder someone else wrote can at worst cost a parse, never run code.
+Only libcst's nodes and ddplint's own fact classes are unpickled (see `_Restricted`), each built
+afresh for the module read (see `loads`): a cache folder someone else wrote can at worst cost a
+parse; it can neither run code nor change the trees of other modules.
 """
 
 from __future__ import annotations
