@@ -66,7 +66,7 @@ def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str 
     futures: dict[Path, Future] = {}
     storing = linter.trees is not None and linter.trees.keep
     shared, own = _shared_out(paths, stored, storing=storing)
-    trees = str(linter.trees.folder.parent) if storing else None
+    trees = str(linter.trees.folder) if storing else None
     try:
         for path in shared:
             futures[path] = pool.submit(_load_elsewhere, linter.settings, str(path), folder, trees)
@@ -171,7 +171,7 @@ def _load_elsewhere(
 ) -> tuple[str, object]:
     """In a worker: load one module; its facts pickled (in a file of `folder` when given), the
     diagnostic of its LoadError, or a request to load it in the calling process. With `trees`
-    (the run's cache folder), the module is kept parsed there too (see ddplint.treecache).
+    (a folder of kept trees), the module is kept parsed there too (see ddplint.treecache).
 
     A file, because a pipe holds 64 KB: the worker would wait while the calling process, busy
     parsing, reads the rest a few milliseconds at a time.

@@ -175,10 +175,10 @@ def use_cache(linter: Linter, options: RunOptions) -> Cache | None:
     keep = options.keep_trees
     if keep is None:
         try:
-            keep = cache.folder.is_dir()
+            keep = cache.root.is_dir()
         except OSError:  # a cache folder this user cannot look into: nothing is kept in it
             keep = False
-    linter.trees = TreeCache(cache.folder, keep=keep)
+    linter.trees = TreeCache.under(cache.root, keep=keep)
     return cache
 
 

@@ -29,7 +29,6 @@ from ddplint.facts import ModuleFacts
 from ddplint.safeparse import run_with_large_stack, unchecked_nodes
 from ddplint.source import Source
 
-FOLDER = "trees"
 _MAGIC = b"ddplint-tree-1\n"
 _KEY_BYTES = 40  # a hex digest
 # Speed over size: level 1 already shrinks a pickle about fourfold, to the size of the source.
@@ -38,9 +37,18 @@ _LEVEL = 1
 
 class TreeCache:
     def __init__(self, folder: Path, *, keep: bool = True) -> None:
-        self.folder = folder / FOLDER
+        self.folder = folder
         self.keep = keep  # False: read what is kept, keep nothing new
         self._ready = False
+
+    @classmethod
+    def under(cls, cache_root: Path, *, keep: bool = True) -> TreeCache:
+        """The trees kept in a project's `.ddplint_cache/`. A module's facts depend on its text
+        and ddplint's code, not on the settings: runs with other settings share them."""
+        from ddplint import __version__
+        from ddplint.cache import code_key
+
+        return cls(cache_root / f"trees-{__version__}-{code_key()[:16]}", keep=keep)
 
     def file_for(self, filename: str) -> Path:
         """One file per module: a changed module replaces its old tree."""

@@ -158,17 +158,31 @@ def test_context_read_around_a_few_files_is_kept_parsed(
     assert parsed == ["train.py"]  # the second time, the context was read back
 
 
+def test_runs_with_other_settings_share_the_kept_trees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(tmp_path, PROJECT)
+    _findings(tmp_path, cache=True)
+    _write(tmp_path, {"pkg/metrics.py": HELPER_REDUCING})
+    _findings(tmp_path, cache=True)  # keeps the group of pkg/metrics.py
+    parsed = _parsed(monkeypatch, tmp_path)
+    settings = Settings(root=tmp_path, ignore=["DDP001"])
+    result = run([str(tmp_path)], settings, RunOptions(cache=True, context_budget=0))
+    assert {d.code for d in result.diagnostics} == {"DDP005", "E999"}
+    assert parsed == ["broken.py"]  # a file that does not parse is never kept
+
+
 def test_a_run_that_found_no_cache_keeps_no_trees(tmp_path: Path) -> None:
     _write(tmp_path, PROJECT)
     settings = Settings(root=tmp_path)
     run([str(tmp_path)], settings, RunOptions(cache=True, context_budget=0))
-    assert not list((tmp_path / CACHE_DIR).glob("*/trees"))
+    assert not list((tmp_path / CACHE_DIR).glob("trees-*"))
     _write(tmp_path, {"pkg/metrics.py": HELPER_REDUCING})
     run([str(tmp_path)], settings, RunOptions(cache=True, context_budget=0, keep_trees=False))
-    assert not list((tmp_path / CACHE_DIR).glob("*/trees"))
+    assert not list((tmp_path / CACHE_DIR).glob("trees-*"))
     _write(tmp_path, {"pkg/metrics.py": HELPER_SILENT})
     run([str(tmp_path)], settings, RunOptions(cache=True, context_budget=0))
-    assert len(list((tmp_path / CACHE_DIR).glob("*/trees/*"))) == 4  # the group of pkg/metrics.py
+    assert len(list((tmp_path / CACHE_DIR).glob("trees-*/*"))) == 4  # the group of pkg/metrics.py
 
 
 def test_a_cache_folder_that_cannot_be_looked_into_is_run_without(
@@ -235,17 +249,16 @@ def test_the_cache_folder_is_tagged_ignored_and_holds_whole_entries(tmp_path: Pa
     root = tmp_path / CACHE_DIR
     assert (root / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
     assert (root / ".gitignore").read_text() == "*\n"
-    folders = [p for p in root.iterdir() if p.is_dir()]
-    assert len(folders) == 1
-    entries = sorted(p.name for p in folders[0].iterdir())
-    assert "trees" in entries
-    assert all(name.endswith(".json") for name in entries if name != "trees")
-    for entry in folders[0].glob("*.json"):
+    findings = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith("trees-")]
+    assert len(findings) == 1
+    entries = list(findings[0].iterdir())
+    assert entries and all(p.suffix == ".json" for p in entries)
+    for entry in entries:
         json.loads(entry.read_text(encoding="utf-8"))
     # The second run kept the modules it parsed: the group of pkg/metrics.py.
-    trees = sorted(p.name for p in (folders[0] / "trees").iterdir())
-    assert len(trees) == 4
-    assert all(name.endswith(".pickle.z") for name in trees)
+    (trees,) = root.glob("trees-*")
+    assert len(list(trees.iterdir())) == 4
+    assert all(p.name.endswith(".pickle.z") for p in trees.iterdir())
 
 
 def test_a_damaged_entry_is_computed_again(tmp_path: Path) -> None:
@@ -275,7 +288,9 @@ def test_other_ddplint_code_does_not_share_entries(tmp_path: Path, monkeypatch: 
     _findings(tmp_path, cache=True)
     second = {p.name for p in (tmp_path / CACHE_DIR).iterdir() if p.is_dir()}
     assert len(first) == 1
-    assert len(second - first) == 1
+    # Findings, and the trees kept by this second run: neither is shared with the other code.
+    new = sorted(second - first)
+    assert len(new) == 2 and new[1].startswith("trees-0.1.0-other code")
 
 
 def test_fixtures_give_the_same_findings_cold_and_warm(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ def _findings(linter: Linter, facts) -> list[tuple]:
 def test_a_kept_module_is_read_back_instead_of_parsed(tmp_path: Path, parsed: list[str]) -> None:
     first = _linter(tmp_path).load(str(TRAIN))
     assert parsed == [str(TRAIN)]
-    assert [p.name for p in (tmp_path / "trees").iterdir()] == [TreeCache(tmp_path).file_for(str(TRAIN)).name]
+    assert [p.name for p in tmp_path.iterdir()] == [TreeCache(tmp_path).file_for(str(TRAIN)).name]
 
     again = _linter(tmp_path).load(str(TRAIN))
     assert parsed == [str(TRAIN)]  # not parsed again
@@ -86,7 +86,7 @@ def test_a_changed_module_is_parsed_again_and_replaces_its_tree(tmp_path: Path, 
     facts = _linter(cache).load(str(module))
     assert parsed == [str(module), str(module)]
     assert sorted(facts.functions) == ["f", "g"]
-    assert len(list((cache / "trees").iterdir())) == 1
+    assert len(list(cache.iterdir())) == 1
     assert sorted(_linter(cache).load(str(module)).functions) == ["f", "g"]
     assert len(parsed) == 2
 
@@ -211,7 +211,8 @@ def test_only_a_tree_kept_since_the_file_last_changed_counts_as_kept(tmp_path: P
 def test_a_cache_folder_that_cannot_be_read_costs_a_parse(
     tmp_path: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _linter(tmp_path).load(str(TRAIN))
+    folder = tmp_path / "trees"
+    _linter(folder).load(str(TRAIN))
     real_stat = Path.stat
 
     def refused(self, *args, **kwargs):
@@ -220,8 +221,8 @@ def test_a_cache_folder_that_cannot_be_read_costs_a_parse(
         return real_stat(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "stat", refused)
-    assert not TreeCache(tmp_path).has(str(TRAIN))
-    assert _linter(tmp_path).load(str(TRAIN)).functions
+    assert not TreeCache(folder).has(str(TRAIN))
+    assert _linter(folder).load(str(TRAIN)).functions
     assert len(parsed) == 1  # the file itself could still be opened
 
 
@@ -249,7 +250,7 @@ def test_a_cache_that_cannot_be_written_costs_nothing_but_the_parse(
     tmp_path: Path, parsed: list[str]
 ) -> None:
     (tmp_path / "trees").write_text("a file where the folder would be")
-    facts = _linter(tmp_path).load(str(TRAIN))
+    facts = _linter(tmp_path / "trees").load(str(TRAIN))
     assert facts.functions
-    assert _linter(tmp_path).load(str(TRAIN)).functions.keys() == facts.functions.keys()
+    assert _linter(tmp_path / "trees").load(str(TRAIN)).functions.keys() == facts.functions.keys()
     assert len(parsed) == 2
