@@ -201,6 +201,30 @@ def test_a_cache_folder_that_cannot_be_looked_into_is_run_without(
     assert _findings(tmp_path, cache=True) == uncached
 
 
+def test_a_buffer_reads_the_kept_context_and_keeps_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What flake8 in an editor and the language server run: one unsaved buffer in its project."""
+    from ddplint.buffer import check_buffer
+
+    _write(tmp_path, {**PROJECT, "pkg/metrics.py": HELPER_REDUCING})
+    settings = Settings(root=tmp_path)
+    text = textwrap.dedent(PROJECT["train.py"]) + "# not saved yet\n"
+    # No cache in the project: nothing is written into it.
+    first = check_buffer(str(tmp_path / "train.py"), text, settings).diagnostics
+    assert not (tmp_path / CACHE_DIR).exists()
+    assert ("DDP005", Location(8, 22)) in [(d.code, d.location) for d in first]
+    _findings(tmp_path, cache=True)
+    _write(tmp_path, {"pkg/evaluate.py": textwrap.dedent(PROJECT["pkg/evaluate.py"]) + "# edited\n"})
+    _findings(tmp_path, cache=True)  # keeps the group of pkg/evaluate.py
+    kept = sorted(p.name for p in (tmp_path / CACHE_DIR).glob("trees-*/*"))
+    parsed = _parsed(monkeypatch, tmp_path)
+    again = check_buffer(str(tmp_path / "train.py"), text, settings).diagnostics
+    assert parsed == ["train.py"]  # the buffer only
+    assert [(d.code, d.location) for d in again] == [(d.code, d.location) for d in first]
+    assert sorted(p.name for p in (tmp_path / CACHE_DIR).glob("trees-*/*")) == kept
+
+
 WARM_COMMAND = """
 import sys
 from pathlib import Path
