@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from ddplint.cache import CACHE_DIR
 from ddplint.config import Settings
 from ddplint.diagnostics import Diagnostic
 from ddplint.facts import ModuleFacts
@@ -14,7 +12,7 @@ from ddplint.fixer import fix_module
 from ddplint.linter import Linter, LoadError, read_source
 from ddplint.neighbours import DEFAULT_BUDGET, load_neighbours
 from ddplint.source import Source, detect_newline
-from ddplint.treecache import TreeCache
+from ddplint.treecache import kept_trees
 
 
 @dataclass
@@ -63,16 +61,3 @@ def check_buffer(
         return BufferResult(facts, linter.check(facts))
     outcome = fix_module(linter, facts, unsafe=unsafe_fixes)
     return BufferResult(facts, outcome.remaining, outcome.text, outcome.fixed_codes, outcome.error)
-
-
-def kept_trees(root: Path) -> TreeCache | None:
-    """The modules `ddplint check` keeps parsed in the project's cache, read (never written)
-    for the context of a buffer: an editor linting on every save then reads the modules around
-    the file back instead of parsing them again, and writes nothing into the project."""
-    folder = root / CACHE_DIR
-    try:
-        if not folder.is_dir():
-            return None
-    except OSError:
-        return None
-    return TreeCache.under(folder, keep=False)

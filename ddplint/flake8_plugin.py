@@ -57,7 +57,7 @@ def _whole_run(paths: tuple[str, ...], cwd: str, budget: float, noqa: bool) -> d
 
     # flake8's parallel workers are daemon processes, which may not start processes of their own.
     jobs = 1 if multiprocessing.current_process().daemon else None
-    options = RunOptions(context_budget=budget, jobs=jobs, noqa=noqa)
+    options = RunOptions(context_budget=budget, jobs=jobs, noqa=noqa, read_trees=True)
     try:
         result = run(list(paths), _analysis_settings(cwd), options)
     except Exception:  # a bug of ours must not stop flake8's run

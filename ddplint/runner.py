@@ -19,7 +19,7 @@ from ddplint.discovery import discover
 from ddplint.fixer import fix_module, write_atomically
 from ddplint.linter import FileResult, Linter, LoadError, internal_error, read_source
 from ddplint.neighbours import DEFAULT_BUDGET, load_neighbours
-from ddplint.treecache import TreeCache
+from ddplint.treecache import TreeCache, kept_trees
 
 
 @dataclass
@@ -42,6 +42,9 @@ class RunOptions:
     # Keep parsed modules in the cache (see ddplint.treecache); None: once an earlier run has
     # left one, so that a run that has no cache to restore (a fresh CI job) spends nothing on it.
     keep_trees: bool | None = None
+    # Without the cache: still read the modules it keeps parsed, if the project has one, and
+    # write nothing (flake8's run over its files; see ddplint.treecache.kept_trees).
+    read_trees: bool = False
 
 
 @dataclass
@@ -168,9 +171,14 @@ def _check_guarded(linter: Linter, facts, options: RunOptions) -> FileResult:
 
 def use_cache(linter: Linter, options: RunOptions) -> Cache | None:
     """The findings cache for this run, if it has one; the linter then keeps the modules it
-    parses there too, and reads them back (see ddplint.treecache)."""
-    if not options.cache or options.fix or options.diff:
+    parses there too, and reads them back (see ddplint.treecache). Without it, `read_trees`
+    still has the linter read what the project keeps."""
+    if options.fix or options.diff:
         return None  # fixes rewrite files: always computed afresh
+    if not options.cache:
+        if options.read_trees:
+            linter.trees = kept_trees(linter.settings.root)
+        return None
     cache = Cache(linter.settings.root, settings_key(linter.settings, linter.codes))
     keep = options.keep_trees
     if keep is None:

@@ -24,7 +24,7 @@ import tempfile
 import zlib
 from pathlib import Path
 
-from ddplint.cache import digest
+from ddplint.cache import CACHE_DIR, digest
 from ddplint.facts import ModuleFacts
 from ddplint.safeparse import run_with_large_stack, unchecked_nodes
 from ddplint.source import Source
@@ -115,6 +115,19 @@ class TreeCache:
         if not self._ready:
             self.folder.mkdir(parents=True, exist_ok=True)
             self._ready = True
+
+
+def kept_trees(root: Path) -> TreeCache | None:
+    """The trees `ddplint check` keeps in the project's cache, to be read and never written: an
+    editor linting a buffer on every save, or flake8's run, reads the modules around the files
+    back instead of parsing them again, and writes nothing into the project."""
+    folder = root / CACHE_DIR
+    try:
+        if not folder.is_dir():
+            return None
+    except OSError:
+        return None
+    return TreeCache.under(folder, keep=False)
 
 
 def _key(source: Source, module_name: str) -> str:

@@ -225,6 +225,43 @@ def test_a_buffer_reads_the_kept_context_and_keeps_nothing(
     assert sorted(p.name for p in (tmp_path / CACHE_DIR).glob("trees-*/*")) == kept
 
 
+def test_a_run_without_the_cache_may_read_the_kept_trees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """flake8's run over its files: no findings cache, the kept trees read, nothing written."""
+    _write(tmp_path, PROJECT)
+    settings, options = Settings(root=tmp_path), RunOptions(context_budget=0, read_trees=True)
+    uncached = _findings(tmp_path, cache=False)
+    run([str(tmp_path)], settings, options)
+    assert not (tmp_path / CACHE_DIR).exists()
+    _findings(tmp_path, cache=True)
+    _write(tmp_path, {"pkg/evaluate.py": textwrap.dedent(PROJECT["pkg/evaluate.py"]) + "# edited\n"})
+    _findings(tmp_path, cache=True)  # keeps the group of pkg/evaluate.py
+    kept = sorted(p.name for p in (tmp_path / CACHE_DIR).glob("*/*"))
+    parsed = _parsed(monkeypatch, tmp_path)
+    found = run([str(tmp_path)], settings, options).diagnostics
+    assert parsed == ["broken.py"]  # a file that does not parse is never kept
+    assert [(d.code, d.location) for d in found] == [(f[3], f[1]) for f in uncached]
+    assert sorted(p.name for p in (tmp_path / CACHE_DIR).glob("*/*")) == kept
+
+
+def test_flakes_run_reads_the_kept_trees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ddplint import flake8_plugin
+
+    _write(tmp_path, PROJECT)
+    monkeypatch.chdir(tmp_path)  # flake8 in the project, as `ddplint check` was
+    _findings(tmp_path, cache=True)
+    _write(tmp_path, {"pkg/evaluate.py": textwrap.dedent(PROJECT["pkg/evaluate.py"]) + "# edited\n"})
+    _findings(tmp_path, cache=True)  # keeps the group of pkg/evaluate.py
+    parsed = _parsed(monkeypatch, tmp_path)
+    flake8_plugin._whole_run.cache_clear()
+    flake8_plugin._analysis_settings.cache_clear()
+    found = flake8_plugin._whole_run((str(tmp_path),), str(tmp_path), 0.0, True)
+    flake8_plugin._whole_run.cache_clear()
+    assert set(parsed) <= {"broken.py"}  # (it may be checked in a worker: then not seen here)
+    assert "DDP001" in {d.code for d in found[str((tmp_path / "train.py").resolve())]}
+
+
 WARM_COMMAND = """
 import sys
 from pathlib import Path
