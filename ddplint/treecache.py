@@ -19,6 +19,7 @@ import functools
 import io
 import os
 import pickle
+import shutil
 import sys
 import tempfile
 import zlib
@@ -29,6 +30,7 @@ from ddplint.facts import ModuleFacts
 from ddplint.safeparse import run_with_large_stack, unchecked_nodes
 from ddplint.source import Source
 
+_PREFIX = "trees-"  # the folder of the trees kept by one version of ddplint's code
 _MAGIC = b"ddplint-tree-1\n"
 _KEY_BYTES = 40  # a hex digest
 # Speed over size: level 1 already shrinks a pickle about fourfold, to the size of the source.
@@ -48,7 +50,7 @@ class TreeCache:
         from ddplint import __version__
         from ddplint.cache import code_key
 
-        return cls(cache_root / f"trees-{__version__}-{code_key()[:16]}", keep=keep)
+        return cls(cache_root / f"{_PREFIX}{__version__}-{code_key()[:16]}", keep=keep)
 
     def file_for(self, filename: str) -> Path:
         """One file per module: a changed module replaces its old tree."""
@@ -113,8 +115,17 @@ class TreeCache:
 
     def _prepare(self) -> None:
         if not self._ready:
+            if not self.folder.is_dir():
+                self._drop_others()
             self.folder.mkdir(parents=True, exist_ok=True)
             self._ready = True
+
+    def _drop_others(self) -> None:
+        """Trees kept by other versions of ddplint's code are never read again: each is as
+        large as the project's source, so they go when this version keeps its first."""
+        for other in self.folder.parent.glob(f"{_PREFIX}*"):
+            if other != self.folder and other.is_dir():
+                shutil.rmtree(other, ignore_errors=True)
 
 
 def kept_trees(root: Path) -> TreeCache | None:

@@ -352,6 +352,13 @@ def test_other_ddplint_code_does_not_share_entries(tmp_path: Path, monkeypatch: 
     # Findings, and the trees kept by this second run: neither is shared with the other code.
     new = sorted(second - first)
     assert len(new) == 2 and new[1].startswith("trees-0.1.0-other code")
+    # Back to the first code: its trees replace the other code's, never to be read again.
+    monkeypatch.undo()
+    _write(tmp_path, {"pkg/metrics.py": HELPER_REDUCING})
+    _findings(tmp_path, cache=True)
+    (trees,) = (tmp_path / CACHE_DIR).glob("trees-*")
+    assert not trees.name.startswith("trees-0.1.0-other code")
+    assert len(list(trees.iterdir())) == 4
 
 
 def test_fixtures_give_the_same_findings_cold_and_warm(tmp_path: Path) -> None:
