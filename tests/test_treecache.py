@@ -182,8 +182,11 @@ def test_a_foreign_tree_changes_no_other_tree(tmp_path: Path, parsed: list[str])
 def test_a_tree_too_large_for_its_text_is_not_inflated(tmp_path: Path, parsed: list[str]) -> None:
     _linter(tmp_path).load(str(TRAIN))
     kept = TreeCache(tmp_path).file_for(str(TRAIN))
-    head = kept.read_bytes()[: len(treecache._MAGIC) + treecache._KEY_BYTES]
-    kept.write_bytes(head + zlib.compress(b"\0" * (64 * len(TRAIN.read_text()) + (2 << 20))))
+    data = kept.read_bytes()
+    head = len(treecache._MAGIC) + treecache._KEY_BYTES
+    # A whole tree, then padding (unpickling would stop before it): too large to be inflated.
+    padding = b"\0" * (64 * len(TRAIN.read_text()) + (2 << 20))
+    kept.write_bytes(data[:head] + zlib.compress(zlib.decompress(data[head:]) + padding))
     assert _linter(tmp_path).load(str(TRAIN)).functions
     assert parsed == [str(TRAIN), str(TRAIN)]
 
