@@ -132,15 +132,7 @@ class Cache:
             self._prepare()
             # ASCII JSON: file names that are not UTF-8 (surrogate escapes) round-trip too.
             text = json.dumps(entry.to_json(), separators=(",", ":"))
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(text)
-                os.replace(tmp, self._path(path))
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            replace_whole(self._path(path), text.encode("ascii"))
         except OSError:
             pass  # a read-only or full disk: the run goes on without caching
 
@@ -155,6 +147,28 @@ class Cache:
             if not target.exists():
                 target.write_text(text, encoding="utf-8")
         self._prepared = True
+
+
+def replace_whole(target: Path, data: bytes) -> None:
+    """Write `target` through a temporary file beside it, renamed into place: runs sharing the
+    cache each see the old file or the new one, never half of it."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def is_folder(path: Path) -> bool:
+    """Whether `path` is a folder; False too when this user cannot look where it would be."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _location(loc: Location) -> list[int]:

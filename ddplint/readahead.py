@@ -47,7 +47,9 @@ def load_group(linter: Linter, paths: list[Path], pool: Executor | None) -> list
     """Each path with its facts, or the LoadError (or other exception) loading it raised, in
     the order given; `pool`'s workers load a share of them when there are enough to parse
     (modules kept from an earlier run are read back here)."""
-    stored = {path for path in paths if linter.trees.has(str(path))} if linter.trees else set()
+    stored: set[Path] = set()
+    if linter.trees is not None and pool is not None:  # only the worker's share depends on it
+        stored = {path for path in paths if linter.trees.has(str(path))}
     if pool is None or len(paths) - len(stored) < MIN_FILES:
         loaded = {path: _load_here(linter, path) for _, path in _largest_first(paths)}
         return [(path, loaded[path]) for path in paths]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ddplint import incremental, parallel, prefilter, readahead
-from ddplint.cache import Cache, settings_key
+from ddplint.cache import Cache, is_folder, settings_key
 from ddplint.config import Settings
 from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, Diagnostic, input_error
 from ddplint.discovery import discover
@@ -180,12 +180,7 @@ def use_cache(linter: Linter, options: RunOptions) -> Cache | None:
             linter.trees = kept_trees(linter.settings.root)
         return None
     cache = Cache(linter.settings.root, settings_key(linter.settings, linter.codes))
-    keep = options.keep_trees
-    if keep is None:
-        try:
-            keep = cache.root.is_dir()
-        except OSError:  # a cache folder this user cannot look into: nothing is kept in it
-            keep = False
+    keep = is_folder(cache.root) if options.keep_trees is None else options.keep_trees
     linter.trees = TreeCache.under(cache.root, keep=keep)
     return cache
 

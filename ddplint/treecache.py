@@ -14,18 +14,16 @@ parse; it can neither run code nor change the trees of other modules.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import io
 import os
 import pickle
 import shutil
 import sys
-import tempfile
 import zlib
 from pathlib import Path
 
-from ddplint.cache import CACHE_DIR, digest
+from ddplint.cache import CACHE_DIR, digest, is_folder, replace_whole
 from ddplint.facts import ModuleFacts
 from ddplint.safeparse import run_with_large_stack, unchecked_nodes
 from ddplint.source import Source
@@ -101,15 +99,7 @@ class TreeCache:
         key = _key(facts.source, facts.module_name).encode()
         try:
             self._prepare()
-            handle, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
-            try:
-                with os.fdopen(handle, "wb") as out:
-                    out.write(_MAGIC + key + zlib.compress(blob, _LEVEL))
-                os.replace(tmp, self.file_for(facts.filename))
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            replace_whole(self.file_for(facts.filename), _MAGIC + key + zlib.compress(blob, _LEVEL))
         except OSError:
             pass  # a read-only or full disk: parsed again next time
 
@@ -133,12 +123,7 @@ def kept_trees(root: Path) -> TreeCache | None:
     editor linting a buffer on every save, or flake8's run, reads the modules around the files
     back instead of parsing them again, and writes nothing into the project."""
     folder = root / CACHE_DIR
-    try:
-        if not folder.is_dir():
-            return None
-    except OSError:
-        return None
-    return TreeCache.under(folder, keep=False)
+    return TreeCache.under(folder, keep=False) if is_folder(folder) else None
 
 
 def _key(source: Source, module_name: str) -> str:
