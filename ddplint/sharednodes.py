@@ -1,11 +1,13 @@
-"""Equal whitespace nodes built once, while libcst parses or a tree is unpickled.
+"""Equal nodes built once, while libcst parses or a tree is unpickled.
 
-About half the nodes of a tree are whitespace (the space after a comma, a line end, an empty
-line), and most of them are equal: a run holds the trees of a whole import group, so sharing
-them saves a fifth of its memory. Each factory here gives the one node already built with the
-same values (a node with a comment is built alone). Nothing keys a position, a finding or a fix
-by a whitespace node (fixes edit the text around statements and expressions), and no tree is
-changed in place.
+A run holds the trees of a whole import group, and most of their nodes repeat: whitespace (the
+space after a comma, a line end, an empty line), punctuation and operators made of that
+whitespace (a comma, a dot, a `+`), and the text of names (`self`, `torch`, `x`, each its own
+string object as the parser builds it). Each factory here gives the one node already built from
+the same values (a node holding a comment is built alone), and names' text is interned; on the
+trees of torch's distributed package that saves a third of their memory. Nothing keys a finding
+or a fix by such a node (fixes edit the text around statements and expressions; positions are
+read for those), and no tree is changed in place.
 
 libcst's parser builds each node by calling the class named on the `libcst` module:
 `shared_whitespace()` names the factories there while it is on. Unpickling calls them directly
@@ -14,18 +16,15 @@ libcst's parser builds each node by calling the class named on the `libcst` modu
 
 from __future__ import annotations
 
+import dataclasses
+import operator
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import libcst as cst
 
-_REAL = {
-    "SimpleWhitespace": cst.SimpleWhitespace,
-    "Newline": cst.Newline,
-    "TrailingWhitespace": cst.TrailingWhitespace,
-    "EmptyLine": cst.EmptyLine,
-}
 # Shared nodes by class and field values (nodes by identity); cleared when it grows past this.
 LIMIT = 4096
 _shared: dict[tuple, cst.CSTNode] = {}
@@ -71,13 +70,76 @@ def _keep(key: tuple, node: cst.CSTNode) -> cst.CSTNode:
     return node
 
 
-# Each shared class and its factory, which takes the class's fields in order.
+def interned_name(value=_MISSING, lpar=(), rpar=()) -> cst.Name:
+    """A Name node of its own (its position matters), holding the one copy of its text."""
+    if type(value) is not str:
+        return _alone("Name", value=value, lpar=lpar, rpar=rpar)  # fails as the class does
+    return _REAL["Name"](sys.intern(value), lpar, rpar)
+
+
+def parenthesized_whitespace(
+    first_line=_MISSING, empty_lines=_MISSING, indent=_MISSING, last_line=_MISSING
+) -> cst.ParenthesizedWhitespace:
+    """A line break inside brackets; shared when no blank or comment line follows it."""
+    if first_line is _MISSING or indent is _MISSING or last_line is _MISSING or empty_lines:
+        return _alone(
+            "ParenthesizedWhitespace",
+            first_line=first_line,
+            empty_lines=empty_lines,
+            indent=indent,
+            last_line=last_line,
+        )
+    key = (4, id(first_line), indent, id(last_line))
+    return _shared.get(key) or _keep(key, _REAL["ParenthesizedWhitespace"](first_line, (), indent, last_line))
+
+
+def _punctuation_factory(kind: type, fields: tuple[str, ...]):
+    """A factory for `kind`, a token whose every field is the whitespace around it (`,`, `.`,
+    `+`, `not in`): one node per class and whitespace nodes. libcst's parser names every field."""
+    count = len(fields)
+    values = operator.itemgetter(*fields)
+
+    def build(**named):
+        if len(named) != count:
+            return kind(**named)  # fails, or builds, as the class does
+        try:
+            found = values(named)
+        except KeyError:
+            return kind(**named)
+        key = (kind, id(found)) if count == 1 else (kind, *map(id, found))
+        return _shared.get(key) or _keep(key, kind(**named))
+
+    build.__name__ = build.__qualname__ = f"punctuation_{kind.__name__}"
+    return build
+
+
+def _punctuation_classes() -> dict[type, tuple[str, ...]]:
+    """libcst's node classes made of nothing but the whitespace around a token."""
+    found = {}
+    for kind in vars(cst).values():
+        if isinstance(kind, type) and issubclass(kind, cst.CSTNode) and dataclasses.is_dataclass(kind):
+            fields = tuple(f.name for f in dataclasses.fields(kind))
+            if fields and all(f.startswith("whitespace_") for f in fields):
+                found[kind] = fields
+    return found
+
+
+# Each shared class and its factory, which takes the class's fields in order: used by the parser
+# and by unpickling. (A pickle keeps the other sharing below within its tree by itself.)
 FACTORIES = {
     cst.SimpleWhitespace: simple_whitespace,
     cst.Newline: newline,
     cst.TrailingWhitespace: trailing_whitespace,
     cst.EmptyLine: empty_line,
 }
+# What the parser builds through factories: the above, and the nodes only a parse needs to share.
+WHILE_PARSING = {
+    **FACTORIES,
+    cst.ParenthesizedWhitespace: parenthesized_whitespace,
+    cst.Name: interned_name,
+    **{kind: _punctuation_factory(kind, fields) for kind, fields in _punctuation_classes().items()},
+}
+_REAL = {kind.__name__: kind for kind in WHILE_PARSING}
 _lock = threading.Lock()
 _users = 0
 
@@ -88,7 +150,7 @@ def shared_whitespace() -> Iterator[None]:
     global _users
     with _lock:
         if _users == 0:
-            for cls, factory in FACTORIES.items():
+            for cls, factory in WHILE_PARSING.items():
                 setattr(cst, cls.__name__, factory)
         _users += 1
     try:

@@ -48,6 +48,15 @@ def test_equal_whitespace_comes_back_as_one_node_and_comments_apart() -> None:
     assert len(blank_lines) == 2 and blank_lines[0] is blank_lines[1]
 
 
+def test_what_a_parse_shared_stays_shared_within_the_tree() -> None:
+    text = "def f(alpha, beta, gamma):\n    return alpha + beta - gamma\n"
+    back = treepickle.loads(treepickle.dumps(parse_module(text, "t.py")))
+    params = back.body[0].params.params
+    total = back.body[0].body.body[0].body[0].value  # (alpha + beta) - gamma
+    assert params[0].comma is params[1].comma
+    assert params[0].name is not total.left.left and params[0].name.value is total.left.left.value
+
+
 def test_nodes_built_after_unpickling_are_checked() -> None:
     treepickle.loads(treepickle.dumps(cst.parse_module(TEXT)))
     with pytest.raises(cst.CSTValidationError):
