@@ -131,8 +131,18 @@ def run_with_large_stack(function: Callable[[], T], stack_bytes: int = PARSER_ST
 
 def parse_module(text: str, filename: str) -> cst.Module:
     """libcst's parse, guarded: raises TooDeep, cst.ParserSyntaxError, or returns the module."""
+    text = _apart(text)
     check_depth(text, filename)
     return run_with_large_stack(lambda: _parse_unvalidated(text))
+
+
+def _apart(text: str) -> str:
+    """`text`, or an equal copy of it that dies with the parse when it is not ASCII: both parsers
+    read it as UTF-8, and CPython keeps that encoding inside the string for as long as it lives
+    (beside the text that the run keeps, for a third of torch's source)."""
+    if text.isascii():
+        return text  # its UTF-8 is the text itself
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
 
 
 _validate_node = None  # libcst's own, set aside the first time the checks are turned off

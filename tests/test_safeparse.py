@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from pathlib import Path
 
 import libcst as cst
@@ -26,3 +27,11 @@ def test_nodes_built_after_a_parse_are_checked(text: str) -> None:
         parse_module(text, "m.py")
     with pytest.raises(cst.CSTValidationError):
         cst.Name("not a name")
+
+
+def test_a_parsed_text_keeps_no_second_encoding_of_itself() -> None:
+    text = "".join(f'label_{i} = "température {i} °C"\n' for i in range(200))
+    size = sys.getsizeof(text)
+    tree = parse_module(text, "t.py")
+    assert tree.code == text
+    assert sys.getsizeof(text) == size  # CPython caches UTF-8 in a str that a parser read
