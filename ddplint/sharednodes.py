@@ -4,14 +4,17 @@ A run holds the trees of a whole import group, and most of their nodes repeat: w
 space after a comma, a line end, an empty line), punctuation and operators made of that
 whitespace (a comma, a dot, a `+`), and the text of names (`self`, `torch`, `x`, each its own
 string object as the parser builds it). Each factory here gives the one node already built from
-the same values (a node holding a comment is built alone), and names' text is interned; on the
-trees of torch's distributed package that saves a third of their memory. Nothing keys a finding
-or a fix by such a node (fixes edit the text around statements and expressions; positions are
-read for those), and no tree is changed in place.
+the same values (a node holding a comment is built alone), and names' text is interned. On the
+trees of torch's distributed package, sharing whitespace saved a fifth of their memory, and the
+rest took them from 74 to 55 MB (a quarter) at no cost in parsing time. Nothing keys a finding
+or a fix by such a node: fixes edit the text around statements and expressions, and positions
+are read only for those (a shared operator's position is that of its last place, and nothing
+asks for it). No tree is changed in place.
 
 libcst's parser builds each node by calling the class named on the `libcst` module:
-`shared_whitespace()` names the factories there while it is on. Unpickling calls them directly
-(see ddplint.treepickle).
+`shared_whitespace()` names the factories there while it is on. Unpickling calls the whitespace
+factories directly (see ddplint.treepickle); the rest comes back shared within its tree, as a
+pickle holds each object once.
 """
 
 from __future__ import annotations
