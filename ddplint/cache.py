@@ -9,6 +9,10 @@ computed again.
 
 Entries are written to a temporary file and renamed into place: two runs sharing the cache
 each see whole entries, the newer one winning.
+
+Each other version or setting leaves its folder (about a fifth of the project's source in size):
+when a run starts a new folder, the folders no run has used for STALE_AFTER go, and temporary
+files that a killed run left behind with them. `ddplint clean` removes the whole cache.
 """
 
 from __future__ import annotations
@@ -19,7 +23,10 @@ import functools
 import hashlib
 import json
 import os
+import re
+import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +42,11 @@ TAG = (
     "# This file is a cache directory tag created by ddplint.\n"
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
+# A findings folder unused this long goes when a run starts a new one (see `drop_stale`).
+STALE_AFTER = 7 * 24 * 3600
+# A temporary file this old was left by a run that was killed while writing it.
+LEFT_BEHIND_AFTER = 3600
+_FINDINGS_FOLDER = re.compile(r"\d[\w.+!-]*-[0-9a-f]{16}")
 
 
 def digest(*parts: str | bytes) -> str:
@@ -123,9 +135,11 @@ class Cache:
     def load(self, path: Path) -> Entry | None:
         try:
             with open(self._path(path), encoding="utf-8") as f:
-                return Entry.from_json(json.load(f))
+                entry = Entry.from_json(json.load(f))
         except (OSError, ValueError, KeyError, TypeError):
             return None  # missing, or written by another version: compute it again
+        self._mark_used()
+        return entry
 
     def store(self, path: Path, entry: Entry) -> None:
         try:
@@ -137,16 +151,88 @@ class Cache:
             pass  # a read-only or full disk: the run goes on without caching
 
     _prepared = False
+    _used = False
+
+    def _mark_used(self) -> None:
+        """A run that only reads the folder writes nothing in it: its time says it is in use."""
+        if not self._used:
+            self._used = True
+            with contextlib.suppress(OSError):
+                os.utime(self.folder)
 
     def _prepare(self) -> None:
         if self._prepared:
             return
+        if not is_folder(self.folder):
+            drop_stale(self.root, time.time())
         self.folder.mkdir(parents=True, exist_ok=True)
         for name, text in (("CACHEDIR.TAG", TAG), (".gitignore", "*\n")):
             target = self.root / name
             if not target.exists():
                 target.write_text(text, encoding="utf-8")
         self._prepared = True
+
+
+def drop_stale(root: Path, now: float) -> list[Path]:
+    """Remove the findings folders of `root` (a `.ddplint_cache`) unused for STALE_AFTER, and
+    temporary files left behind in the others; the folders removed."""
+    removed = []
+    try:
+        folders = [entry for entry in os.scandir(root) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return removed
+    for folder in folders:
+        try:
+            unused = now - folder.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue
+        # Kept trees (see ddplint.treecache) go when another version of ddplint keeps its own.
+        if _FINDINGS_FOLDER.fullmatch(folder.name) and unused > STALE_AFTER:
+            shutil.rmtree(folder.path, ignore_errors=True)
+            removed.append(Path(folder.path))
+        else:
+            _drop_left_behind(Path(folder.path), now)
+    return removed
+
+
+def _drop_left_behind(folder: Path, now: float) -> None:
+    for temporary in folder.glob(".tmp-*"):
+        with contextlib.suppress(OSError):
+            if now - temporary.stat().st_mtime > LEFT_BEHIND_AFTER:
+                temporary.unlink()
+
+
+def caches_of(start: Path) -> list[Path]:
+    """The caches `ddplint clean` removes for `start`: its project's (where the nearest config
+    is, else `start`'s folder, as `ddplint check` run there keeps it) and any below `start`."""
+    from ddplint.config import ConfigError, find_pyproject
+
+    folder = start if start.is_dir() else start.parent
+    try:
+        config = find_pyproject(folder)
+    except ConfigError:
+        config = None
+    candidates = [folder / CACHE_DIR]
+    if config is not None:
+        candidates.append(config.parent / CACHE_DIR)
+    if start.is_dir():
+        for top, folders, _ in os.walk(start):
+            if CACHE_DIR in folders:
+                candidates.append(Path(top) / CACHE_DIR)
+            folders[:] = [f for f in folders if f not in (CACHE_DIR, ".git")]
+    return sorted({c.resolve() for c in candidates if is_cache_folder(c)})
+
+
+def is_cache_folder(folder: Path) -> bool:
+    """`folder` is a `.ddplint_cache` that ddplint made (its tag says so): safe to remove."""
+    try:
+        return (
+            folder.name == CACHE_DIR
+            and not folder.is_symlink()
+            and (folder / "CACHEDIR.TAG").read_text(encoding="utf-8") == TAG
+        )
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def replace_whole(target: Path, data: bytes) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ import click
 
 from ddplint import __version__
 from ddplint.buffer import check_buffer
+from ddplint.cache import caches_of
 from ddplint.config import ConfigError, Settings, load_settings
 from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, input_error
 from ddplint.discovery import is_excluded
@@ -300,6 +302,28 @@ def _summary(diagnostics, fixed: int, fixing: bool) -> str:
 
 def _has_internal_error(diagnostics) -> bool:
     return any(d.code == INTERNAL_ERROR for d in diagnostics)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+def clean(paths: tuple[str, ...]) -> None:
+    """Remove ddplint's caches (`.ddplint_cache/`) from PATHS (default: the current folder), the
+    folders below them, and the project each belongs to."""
+    missing = False
+    found: set[Path] = set()
+    for start in [Path(p) for p in paths] or [Path(".")]:
+        if not start.exists():
+            click.echo(f"ddplint: {start}: no such file or folder", err=True)
+            missing = True
+            continue
+        found.update(caches_of(start))
+    for folder in sorted(found):
+        shutil.rmtree(folder, ignore_errors=True)
+        click.echo(f"Removed {folder}")
+    if not found and not missing:
+        click.echo("No cache found.")
+    if missing:
+        raise SystemExit(EXIT_ERROR)
 
 
 @main.command()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -370,3 +372,49 @@ def test_fixtures_give_the_same_findings_cold_and_warm(tmp_path: Path) -> None:
     assert uncached
     assert _findings(folder, cache=True) == uncached
     assert _findings(folder, cache=True) == uncached
+
+
+DAY = 24 * 3600
+
+
+def _aged(path: Path, seconds: float) -> Path:
+    when = time.time() - seconds
+    os.utime(path, (when, when))
+    return path
+
+
+def test_a_new_findings_folder_removes_those_unused_for_a_week(tmp_path: Path) -> None:
+    _write(tmp_path, PROJECT)
+    _findings(tmp_path, cache=True)
+    root = tmp_path / CACHE_DIR
+    (current,) = [f for f in root.iterdir() if f.is_dir()]
+    stale = root / "0.0.9-0123456789abcdef"
+    recent = root / "0.1.0-fedcba9876543210"
+    trees = root / "trees-0.0.9-0123456789abcdef"
+    for folder in (stale, recent, trees):
+        folder.mkdir()
+        (folder / "entry.json").write_text("{}", encoding="utf-8")
+    left_behind, writing = recent / ".tmp-killed", recent / ".tmp-writing"
+    for temporary in (left_behind, writing):
+        temporary.write_text("", encoding="utf-8")
+    _aged(left_behind, 2 * 3600)  # a run killed while writing it
+    for folder in (stale, trees):
+        _aged(folder, 8 * DAY)
+    _aged(recent, 6 * DAY)
+    _aged(current, 8 * DAY)
+
+    run([str(tmp_path)], Settings(root=tmp_path, select=["DDP005"]), RunOptions(cache=True, context_budget=0))
+
+    assert not stale.exists() and not current.exists()
+    assert recent.is_dir() and trees.is_dir()  # used this week; trees go with their version
+    assert not left_behind.exists() and writing.exists()
+    assert len([f for f in root.iterdir() if f.is_dir()]) == 3  # recent, trees and the new one
+
+
+def test_a_run_that_only_reads_its_folder_marks_it_used(tmp_path: Path) -> None:
+    _write(tmp_path, PROJECT)
+    _findings(tmp_path, cache=True)
+    (folder,) = [f for f in (tmp_path / CACHE_DIR).iterdir() if f.is_dir()]
+    _aged(folder, 8 * DAY)
+    _findings(tmp_path, cache=True)  # warm: writes nothing
+    assert time.time() - folder.stat().st_mtime < DAY

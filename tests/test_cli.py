@@ -417,3 +417,32 @@ def test_the_language_server_runs_with_the_cycle_collector_on(monkeypatch: pytes
         gc.enable()
     assert result.exit_code == 0, result.output
     assert seen == [True]
+
+
+# `ddplint clean` -----------------------------------------------------------------------------
+
+
+def test_clean_removes_the_cache_a_run_kept_and_those_below(project: Path) -> None:
+    sub = project / "sub"
+    write(sub / "bad.py", BAD)
+    assert ddplint_cli("check", cwd=project).returncode == 1
+    assert ddplint_cli("check", cwd=sub).returncode == 1
+    not_ours = project / "other" / ".ddplint_cache"
+    write(not_ours / "keep.txt", "not made by ddplint\n")
+    done = ddplint_cli("clean", cwd=project)
+    assert done.returncode == 0
+    removed = [project / ".ddplint_cache", sub / ".ddplint_cache"]
+    assert done.stdout == "".join(f"Removed {p.resolve()}\n" for p in removed)
+    assert not any(p.exists() for p in removed)
+    assert (not_ours / "keep.txt").is_file()
+    assert ddplint_cli("clean", cwd=project).stdout == "No cache found.\n"
+
+
+def test_clean_finds_the_cache_of_the_project_a_path_belongs_to(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.ddplint]\n")
+    write(tmp_path / "pkg" / "bad.py", BAD)
+    assert ddplint_cli("check", "pkg", cwd=tmp_path).returncode == 1
+    done = ddplint_cli("clean", "bad.py", "missing.py", cwd=tmp_path / "pkg")
+    assert done.returncode == 2
+    assert done.stdout == f"Removed {(tmp_path / '.ddplint_cache').resolve()}\n"
+    assert done.stderr == "ddplint: missing.py: no such file or folder\n"
