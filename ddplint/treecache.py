@@ -177,8 +177,18 @@ def _ours() -> frozenset[tuple[str, str]]:
     )
 
 
+# What find_class allowed, by name: each kept module names the same few dozen classes.
+_allowed: dict[tuple[str, str], object] = {}
+
+
 class _Restricted(pickle.Unpickler):
     def find_class(self, module: str, name: str):
+        found = _allowed.get((module, name))
+        if found is None:
+            found = _allowed[module, name] = self._allow(module, name)
+        return found
+
+    def _allow(self, module: str, name: str):
         if (module, name) in _ours():
             return super().find_class(module, name)
         if module.startswith("libcst._nodes.") or module == "libcst._maybe_sentinel":
