@@ -73,11 +73,9 @@ def _keep(key: tuple, node: cst.CSTNode) -> cst.CSTNode:
     return node
 
 
-def interned_name(value=_MISSING, lpar=(), rpar=()) -> cst.Name:
+def interned_name(value, lpar=(), rpar=()) -> cst.Name:
     """A Name node of its own (its position matters), holding the one copy of its text."""
-    if type(value) is not str:
-        return _alone("Name", value=value, lpar=lpar, rpar=rpar)  # fails as the class does
-    return _REAL["Name"](sys.intern(value), lpar, rpar)
+    return _REAL["Name"](sys.intern(value) if type(value) is str else value, lpar, rpar)
 
 
 def parenthesized_whitespace(
