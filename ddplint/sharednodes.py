@@ -100,9 +100,9 @@ def _punctuation_factory(kind: type, fields: tuple[str, ...]):
     count = len(fields)
     values = operator.itemgetter(*fields)
 
-    def build(**named):
-        if len(named) != count:
-            return kind(**named)  # fails, or builds, as the class does
+    def build(*args, **named):
+        if args or len(named) != count:
+            return kind(*args, **named)  # fails, or builds, as the class does
         try:
             found = values(named)
         except KeyError:
