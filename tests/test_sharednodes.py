@@ -65,6 +65,9 @@ def test_nodes_built_by_hand_are_not_shared() -> None:
             assert cst.SimpleWhitespace(" ") is cst.SimpleWhitespace(" ")
         assert cst.Newline("\n") is cst.Newline("\n")  # still on: the outer one is
         assert cst.EmptyLine() is not cst.EmptyLine()  # defaults: not compared
+        named = {"whitespace_before": space, "whitespace_after": space}
+        assert cst.Comma(**named) is cst.Comma(**named)  # as the parser builds it
+        assert cst.Comma(space, space) is not cst.Comma(space, space)  # by position: alone
     assert cst.SimpleWhitespace(" ") is not cst.SimpleWhitespace(" ")
     assert isinstance(cst.SimpleWhitespace, type)  # libcst's own classes again
     assert isinstance(cst.Comma, type) and isinstance(cst.Name, type)
