@@ -317,12 +317,17 @@ def clean(paths: tuple[str, ...]) -> None:
             missing = True
             continue
         found.update(caches_of(start))
+    failed = False
     for folder in sorted(found):
         shutil.rmtree(folder, ignore_errors=True)
-        click.echo(f"Removed {folder}")
+        if folder.exists():  # a file we may not remove (permissions, a busy mount)
+            click.echo(f"ddplint: {folder}: could not be removed entirely", err=True)
+            failed = True
+        else:
+            click.echo(f"Removed {folder}")
     if not found and not missing:
         click.echo("No cache found.")
-    if missing:
+    if missing or failed:
         raise SystemExit(EXIT_ERROR)
 
 

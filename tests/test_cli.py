@@ -446,3 +446,19 @@ def test_clean_finds_the_cache_of_the_project_a_path_belongs_to(tmp_path: Path) 
     assert done.returncode == 2
     assert done.stdout == f"Removed {(tmp_path / '.ddplint_cache').resolve()}\n"
     assert done.stderr == "ddplint: missing.py: no such file or folder\n"
+
+
+def test_clean_says_when_it_cannot_remove_a_cache(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from ddplint import cli
+
+    assert ddplint_cli("check", cwd=project).returncode == 1
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(cli.shutil, "rmtree", lambda path, ignore_errors=False: None)  # as if denied
+    done = CliRunner().invoke(cli.main, ["clean"])
+    assert done.exit_code == 2
+    assert (
+        done.stderr == f"ddplint: {(project / '.ddplint_cache').resolve()}: could not be removed entirely\n"
+    )
+    assert done.stdout == ""
