@@ -164,7 +164,7 @@ class Cache:
         if self._prepared:
             return
         if not is_folder(self.folder):
-            drop_stale(self.root, time.time())
+            drop_stale(self.root)
         self.folder.mkdir(parents=True, exist_ok=True)
         for name, text in (("CACHEDIR.TAG", TAG), (".gitignore", "*\n")):
             target = self.root / name
@@ -173,14 +173,14 @@ class Cache:
         self._prepared = True
 
 
-def drop_stale(root: Path, now: float) -> list[Path]:
+def drop_stale(root: Path) -> None:
     """Remove the findings folders of `root` (a `.ddplint_cache`) unused for STALE_AFTER, and
-    temporary files left behind in the others; the folders removed."""
-    removed = []
+    temporary files left behind in the others."""
     try:
         folders = [entry for entry in os.scandir(root) if entry.is_dir(follow_symlinks=False)]
     except OSError:
-        return removed
+        return
+    now = time.time()
     for folder in folders:
         try:
             unused = now - folder.stat(follow_symlinks=False).st_mtime
@@ -189,10 +189,8 @@ def drop_stale(root: Path, now: float) -> list[Path]:
         # Kept trees (see ddplint.treecache) go when another version of ddplint keeps its own.
         if _FINDINGS_FOLDER.fullmatch(folder.name) and unused > STALE_AFTER:
             shutil.rmtree(folder.path, ignore_errors=True)
-            removed.append(Path(folder.path))
         else:
             _drop_left_behind(Path(folder.path), now)
-    return removed
 
 
 def _drop_left_behind(folder: Path, now: float) -> None:

@@ -110,7 +110,6 @@ def _punctuation_factory(kind: type, fields: tuple[str, ...]):
         key = (kind, id(found)) if count == 1 else (kind, *map(id, found))
         return _shared.get(key) or _keep(key, kind(**named))
 
-    build.__name__ = build.__qualname__ = f"punctuation_{kind.__name__}"
     return build
 
 

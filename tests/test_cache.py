@@ -377,10 +377,9 @@ def test_fixtures_give_the_same_findings_cold_and_warm(tmp_path: Path) -> None:
 DAY = 24 * 3600
 
 
-def _aged(path: Path, seconds: float) -> Path:
+def _aged(path: Path, seconds: float) -> None:
     when = time.time() - seconds
     os.utime(path, (when, when))
-    return path
 
 
 def test_a_new_findings_folder_removes_those_unused_for_a_week(tmp_path: Path) -> None:
