@@ -173,7 +173,8 @@ def unchecked_nodes() -> Iterator[None]:
 
 
 def _parse_unvalidated(text: str) -> cst.Module:
+    from ddplint.piecewise import parse_in_pieces
     from ddplint.sharednodes import shared_whitespace
 
     with unchecked_nodes(), shared_whitespace():
-        return cst.parse_module(text)
+        return parse_in_pieces(text) or cst.parse_module(text)
