@@ -36,11 +36,6 @@ MIN_FILES = 24
 # the worker loads and pickles it.
 RECEIVE_COST = 0.13
 WORKER_COST = 1.12
-# Modules this large (bytes of source) make libcst's parser take, for a moment, hundreds of MB:
-# torch's largest module (1.3 MB) 830 MB, another of 0.5 MB 700 MB. Such parses go to the worker
-# while its share allows, one after the other: parsed at once in both processes, two of them
-# doubled the run's peak memory; parsed here, they came on top of the trees this process keeps.
-HEAVY_PARSE = 256 * 1024
 # What keeping a module parsed here costs on top of parsing it, when the run keeps trees (see
 # ddplint.treecache), and reading a kept one instead: about what receiving it costs.
 STORE_COST = 0.13
@@ -120,13 +115,10 @@ def _shared_out(
 ) -> tuple[list[Path], list[Path]]:
     """The files one worker loads and those this process loads, each largest first (the
     worker's are then ready before this process asks for them): chosen so that both finish
-    together (sizes stand in for loading time). The largest (HEAVY_PARSE) go to the worker first,
-    as long as they fit in half the work. Modules kept parsed (`stored`) are read here;
+    together (sizes stand in for loading time). Modules kept parsed (`stored`) are read here;
     `storing`: what this process parses, it also keeps."""
     parse_here = 1 + STORE_COST if storing else 1.0
     largest = _largest_first(paths)
-    # The worker's fair share: half of what loading everything here would cost.
-    half = sum(size * (STORE_COST if path in stored else parse_here) for size, path in largest) / 2
     here = elsewhere = 0.0
     shared, own = [], []
     for size, path in largest:
@@ -134,11 +126,7 @@ def _shared_out(
             own.append(path)
             here += size * STORE_COST
             continue
-        if size >= HEAVY_PARSE:
-            to_worker = elsewhere + size * WORKER_COST <= half
-        else:
-            to_worker = elsewhere + size * WORKER_COST < here + size * parse_here
-        if to_worker:
+        if elsewhere + size * WORKER_COST < here + size * parse_here:
             shared.append(path)
             elsewhere += size * WORKER_COST
             here += size * RECEIVE_COST

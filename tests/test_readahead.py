@@ -121,18 +121,3 @@ def test_one_large_group_gives_the_same_findings_with_a_worker_helping(
 
     assert report(2) == report(1)
     assert list(tmp_path.iterdir()) == []
-
-
-def test_the_largest_modules_go_to_the_worker_while_they_fit_in_half_the_work(tmp_path: Path) -> None:
-    heavy = readahead.HEAVY_PARSE
-    sizes = {"a": 3 * heavy, "b": 2 * heavy, "c": heavy, "d": heavy // 2, "e": heavy // 2, "f": heavy // 4}
-    paths = []
-    for name, size in sizes.items():
-        path = tmp_path / f"{name}.py"
-        path.write_bytes(b"x = 1\n" * (size // 6 + 1))
-        paths.append(path)
-    shared, own = readahead._shared_out(paths)
-    # Half the work is 7.25 / 2 heavy parses. a (3 * 1.12) fits in it; b or c would go past it,
-    # so both are parsed here, and the small ones are shared as before (d here, e and f there).
-    assert [p.stem for p in shared] == ["a", "e", "f"]
-    assert [p.stem for p in own] == ["b", "c", "d"]
