@@ -151,6 +151,8 @@ def test_a_large_literal_is_parsed_in_pieces_no_larger_than_the_limit(
 
 def test_small_or_unreadable_modules_are_left_to_a_whole_parse() -> None:
     assert parse_in_pieces("x = 1\n", 100) is None
+    # libcst prints `except E:` for `except E :`: a text it does not print back is parsed whole.
+    assert parse_in_pieces("try:\n    pass\nexcept E :\n    pass\n" + MODULE, 40) is None
     text = "type Alias = int\n" + "x = 1\n" * 100  # newer grammar than this Python's parser may know
     tree = parse_module(text, "m.py")
     assert tree.deep_equals(cst.parse_module(text))
