@@ -8,8 +8,9 @@ PIECE_BYTES, only where a cut cannot change the tree, as CPython's parser locate
 - between two statements of the module or of a `def`/`class` body, where the lines between
   them are blank or comments no deeper than the second (a deeper comment may belong to the
   block above: libcst decides by indentation);
-- between two elements of a list, set or dict literal assigned or evaluated as a statement,
-  with only a comma, blank space and comments between them.
+- before the first element of a list, set or dict literal assigned or evaluated as a
+  statement, and between two of its elements with only a comma, blank space and comments
+  between them; inside an element longer than a piece whose value is such a literal too.
 
 Each piece is parsed in the indentation it has in the module, under stand-in `class _:` lines
 for the blocks around it, and the nodes are put together. The result equals the tree of one
@@ -43,12 +44,16 @@ _SPACE = " \t\r\n"
 
 @dataclass
 class _Literal:
-    """A list, set or dict literal that is a statement's value, and where it may be cut."""
+    """A list, set or dict literal that is a statement's value (or an element of one), and
+    where it may be cut."""
 
     open: int  # offset of its opening bracket
+    first: int  # offset of its first element
     end: int  # just past its closing bracket
     dict: bool
     cuts: list[int]  # offsets of the elements that begin a clean piece
+    # Elements longer than a piece whose value is a literal too, by the offset of their start.
+    inner: dict[int, _Literal] = field(default_factory=dict)
 
 
 @dataclass
@@ -76,7 +81,7 @@ def parse_in_pieces(text: str, limit: int | None = None) -> cst.Module | None:
     if len(text) <= (WHOLE_UP_TO if limit is None else limit) or MARKER in text:
         return None
     limit = PIECE_BYTES if limit is None else limit
-    planned = _plan(text)
+    planned = _plan(text, limit)
     if planned is None or planned[1] is None:
         return None
     plan, indent = planned
@@ -106,7 +111,7 @@ def parse_in_pieces(text: str, limit: int | None = None) -> cst.Module | None:
 # Where to cut: read with CPython's parser, whose tree is dropped before libcst runs ----------
 
 
-def _plan(text: str) -> tuple[_Body, str | None] | None:
+def _plan(text: str, limit: int) -> tuple[_Body, str | None] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -114,7 +119,7 @@ def _plan(text: str) -> tuple[_Body, str | None] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None  # libcst may know newer grammar: parsed whole
     lines = _Lines(text)
-    return _body(tree.body, 0, lines), _default_indent(tree.body, lines)
+    return _Planner(lines, limit).body(tree.body, 0), _default_indent(tree.body, lines)
 
 
 class _Lines:
@@ -155,66 +160,83 @@ def _first_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 
-def _body(nodes: Sequence[ast.stmt], start: int, lines: _Lines) -> _Body:
-    body = _Body(start)
-    previous_end_line = None
-    for node in nodes:
-        first = _first_line(node)
-        indent = _BLANK.match(lines.text, lines.starts[first - 1]).group()
-        if previous_end_line is None:
-            cut, clean = start, True
+class _Planner:
+    def __init__(self, lines: _Lines, limit: int) -> None:
+        self.lines = lines
+        self.limit = limit
+
+    def body(self, nodes: Sequence[ast.stmt], start: int) -> _Body:
+        lines = self.lines
+        body = _Body(start)
+        previous_end_line = None
+        for node in nodes:
+            first = _first_line(node)
+            indent = _BLANK.match(lines.text, lines.starts[first - 1]).group()
+            if previous_end_line is None:
+                cut, clean = start, True
+            else:
+                cut = lines.end_of(previous_end_line)
+                clean = first > previous_end_line and lines.between(previous_end_line + 1, first - 1, indent)
+            statement = _Statement(cut, lines.end_of(node.end_lineno), indent, clean)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                statement.body = self.block(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Expr)):
+                statement.literal = self.literal(node.value)
+            body.statements.append(statement)
+            previous_end_line = node.end_lineno
+        return body
+
+    def block(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> _Body | None:
+        """The block of a `def` or `class`, from the line after its header, when it has lines."""
+        lines = self.lines
+        first = _first_line(node.body[0])
+        header_end = first - 1  # the header's last line: the last before `first` not blank or a comment
+        while header_end > node.lineno and _blank_or_comment(lines, header_end):
+            header_end -= 1
+        if header_end < node.lineno or first <= node.lineno:
+            return None  # `def f(): return 1`
+        return self.body(node.body, lines.end_of(header_end))
+
+    def literal(self, value: ast.expr | None) -> _Literal | None:
+        if isinstance(value, (ast.List, ast.Set)):
+            starts: list[ast.expr | None] = list(value.elts)
+            values = list(value.elts)
+        elif isinstance(value, ast.Dict):
+            starts, values = list(value.keys), list(value.values)  # `**other` has no key: no cut before it
         else:
-            cut = lines.end_of(previous_end_line)
-            clean = first > previous_end_line and lines.between(previous_end_line + 1, first - 1, indent)
-        statement = _Statement(cut, lines.end_of(node.end_lineno), indent, clean)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            statement.body = _block(node, lines)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Expr)):
-            statement.literal = _literal(node.value, lines)
-        body.statements.append(statement)
-        previous_end_line = node.end_lineno
-    return body
-
-
-def _block(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, lines: _Lines) -> _Body | None:
-    """The block of a `def` or `class`, from the line after its header, when it has lines."""
-    first = _first_line(node.body[0])
-    header_end = first - 1  # the header's last line: the last before `first` that is not blank or a comment
-    while header_end > node.lineno and _blank_or_comment(lines, header_end):
-        header_end -= 1
-    if header_end < node.lineno or first <= node.lineno:
-        return None  # `def f(): return 1`
-    return _body(node.body, lines.end_of(header_end), lines)
+            return None
+        lines = self.lines
+        text = lines.text
+        open_ = lines.offset(value.lineno, value.col_offset)
+        if text[open_] not in "[{":
+            return None
+        if not starts or starts[0] is None:
+            return None
+        first = lines.offset(starts[0].lineno, starts[0].col_offset)
+        if _COMMENT.sub("", text[open_ + 1 : first]).strip(_SPACE):
+            return None  # `[(a), b]`: CPython's start of `a` is inside the parenthesis
+        end = lines.offset(value.end_lineno, value.end_col_offset)
+        found = _Literal(open_, first, end, isinstance(value, ast.Dict), [])
+        for i, (head, element) in enumerate(zip(starts, values)):
+            if head is None:
+                continue
+            begin = lines.offset(head.lineno, head.col_offset)
+            if i > 0:
+                before = values[i - 1]
+                gap = text[lines.offset(before.end_lineno, before.end_col_offset) : begin]
+                if _COMMENT.sub("", gap).strip(_SPACE) == ",":
+                    found.cuts.append(begin)
+            if lines.offset(element.end_lineno, element.end_col_offset) - begin > self.limit:
+                inner = self.literal(element)
+                if inner is not None:
+                    found.inner[begin] = inner
+        return found if found.cuts else None
 
 
 def _blank_or_comment(lines: _Lines, line: int) -> bool:
     start = lines.starts[line - 1]
     text = lines.text[start : lines.end_of(line)].strip(" \t\r\n\f")
     return not text or text.startswith("#")
-
-
-def _literal(value: ast.expr | None, lines: _Lines) -> _Literal | None:
-    if isinstance(value, (ast.List, ast.Set)):
-        starts: list[ast.expr | None] = list(value.elts)
-        ends = list(value.elts)
-    elif isinstance(value, ast.Dict):
-        starts, ends = list(value.keys), list(value.values)  # `**other` has no key: no cut before it
-    else:
-        return None
-    text = lines.text
-    open_ = lines.offset(value.lineno, value.col_offset)
-    if text[open_] not in "[{":
-        return None
-    cuts = []
-    for before, after in zip(ends, starts[1:]):
-        if after is None:
-            continue
-        end = lines.offset(before.end_lineno, before.end_col_offset)
-        begin = lines.offset(after.lineno, after.col_offset)
-        if _COMMENT.sub("", text[end:begin]).strip(_SPACE) == ",":
-            cuts.append(begin)
-    end = lines.offset(value.end_lineno, value.end_col_offset)
-    return _Literal(open_, end, isinstance(value, ast.Dict), cuts) if cuts else None
 
 
 class _NotSimple(Exception):
@@ -347,42 +369,92 @@ class _Pieces:
     def _literal(
         self, statement: _Statement, literal: _Literal, context: tuple[str, ...]
     ) -> cst.BaseStatement | None:
-        """The statement with its first elements and a stand-in, then the other elements in
-        pieces, each between a leading stand-in and (but the last) a trailing one."""
+        """The statement with a stand-in for the literal's elements, then the elements in pieces."""
         text = self.text
-        opening, closing = text[literal.open], text[literal.end - 1]
-        stand_in = f"{MARKER}: 0" if literal.dict else MARKER
-        spans = _groups([literal.open + 1, *literal.cuts], literal.end, self.limit)
+        spans = _groups([literal.first, *literal.cuts], literal.end, self.limit)
         if len(spans) < 2:
             return None
-        shell = text[statement.start : spans[0][1]] + stand_in + closing + text[literal.end : statement.end]
+        closing = text[literal.end - 1]
+        shell = (
+            text[statement.start : literal.first]
+            + _stand_in(literal)
+            + closing
+            + text[literal.end : statement.end]
+        )
         nodes = self._parse(shell, context, statement.start)
         value = _literal_of(nodes[0], last=True) if len(nodes) == 1 else None
-        if value is None:
+        rest = self._elements(literal, spans, statement.indent, context) if value is not None else None
+        if value is None or rest is None:
             return None
-        elements = list(value.elements[:-1])
-        ending = value
-        for start, stop in spans[1:]:
+        line = nodes[0]
+        changed = _joined(value, rest)
+        return line.with_changes(body=(line.body[0].with_changes(value=changed), *line.body[1:]))
+
+    def _elements(
+        self, literal: _Literal, spans: list[tuple[int, int]], indent: str, context: tuple[str, ...]
+    ) -> tuple[list[cst.CSTNode], cst.List | cst.Set | cst.Dict] | None:
+        """The elements of `literal`, its `spans` parsed each between a leading stand-in and, but
+        the last, a trailing one; and the piece whose closing bracket ends the literal. An
+        element longer than a piece whose value is a literal is cut the same way inside."""
+        text = self.text
+        opening, closing = text[literal.open], text[literal.end - 1]
+        stand_in = _stand_in(literal)
+        elements: list[cst.CSTNode] = []
+        ending = None
+        for start, stop in spans:
             final = stop == literal.end
             tail = self.newline if final else f"{stand_in}{closing}{self.newline}"
-            piece = f"{statement.indent}_ = {opening}{stand_in}, {text[start:stop]}{tail}"
-            found = self._parse(piece, context, -1)
+            inner = literal.inner.get(start)
+            inner_spans = _groups([inner.first, *inner.cuts], inner.end, self.limit) if inner else []
+            if inner is not None and len(inner_spans) > 1 and _alone(text[inner.end : stop], closing):
+                # This element with a stand-in for the inner literal's elements.
+                head = text[start : inner.first] + _stand_in(inner) + text[inner.end - 1 : stop]
+            else:
+                inner, head = None, text[start:stop]
+            found = self._parse(f"{indent}_ = {opening}{stand_in}, {head}{tail}", context, -1)
             part = _literal_of(found[0], last=False) if len(found) == 1 else None
             if part is None or (not final and _literal_of(found[0], last=True) is None):
                 return None
-            elements.extend(part.elements[1:] if final else part.elements[1:-1])
+            own = list(part.elements[1:] if final else part.elements[1:-1])
+            if inner is not None:
+                partial = _literal_of(own[0], last=True) if len(own) == 1 else None
+                rest = self._elements(inner, inner_spans, indent, context) if partial is not None else None
+                if partial is None or rest is None:
+                    return None
+                own = [own[0].with_changes(value=_joined(partial, rest))]
+            elements.extend(own)
             ending = part
-        closer = "rbracket" if isinstance(value, cst.List) else "rbrace"
-        changed = value.with_changes(elements=elements, **{closer: getattr(ending, closer)})
-        line = nodes[0]
-        return line.with_changes(body=(line.body[0].with_changes(value=changed), *line.body[1:]))
+        return (elements, ending) if ending is not None else None
 
 
-def _literal_of(statement: cst.BaseStatement, last: bool) -> cst.List | cst.Set | cst.Dict | None:
-    """The literal value of a simple statement whose last (else first) element is the stand-in."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return None
-    value = getattr(statement.body[0], "value", None)
+def _stand_in(literal: _Literal) -> str:
+    return f"{MARKER}: 0" if literal.dict else MARKER
+
+
+def _alone(after: str, closing: str) -> bool:
+    """Whether the text after an element's value is only what separates it from the next (or
+    ends the literal): the element is its span's only one."""
+    return _COMMENT.sub("", after).strip(_SPACE + ",") in ("", closing)
+
+
+def _joined(
+    partial: cst.List | cst.Set | cst.Dict, rest: tuple[list[cst.CSTNode], cst.List | cst.Set | cst.Dict]
+) -> cst.List | cst.Set | cst.Dict:
+    """`partial` without its trailing stand-in, followed by the elements cut off, and closed as
+    the last piece is."""
+    elements, ending = rest
+    closer = "rbracket" if isinstance(partial, cst.List) else "rbrace"
+    return partial.with_changes(
+        elements=[*partial.elements[:-1], *elements], **{closer: getattr(ending, closer)}
+    )
+
+
+def _literal_of(node: cst.CSTNode, last: bool) -> cst.List | cst.Set | cst.Dict | None:
+    """The literal value of a simple statement (or of an element) whose last (else first)
+    element is the stand-in."""
+    if isinstance(node, cst.SimpleStatementLine):
+        node = node.body[0]
+    value = getattr(node, "value", None)
     if not isinstance(value, (cst.List, cst.Set, cst.Dict)) or not value.elements:
         return None
     element = value.elements[-1 if last else 0]

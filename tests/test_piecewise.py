@@ -57,6 +57,12 @@ class Model:
             "a": 1,
             **other,
             "b": {"c": [1, 2]},
+            "p": [(1), 2, 3],
+            "nested": {  # cut inside, and inside its elements
+                "x": [1, 2, 3],
+                "y": [4,
+                      5],
+            },
             "é": "ü",  # non-ASCII before a cut
         }
 
@@ -125,13 +131,14 @@ def test_cuts_only_where_the_tree_stays_the_same(monkeypatch: pytest.MonkeyPatch
     pieces = [text[STAND_INS.match(text).end() :] for text in seen]  # without the stand-in blocks
     # The deeper comments stay with the statement above them: no piece starts with them.
     assert not any(p.lstrip("\n").startswith(("        # the block", "    # and this", "\t")) for p in pieces)
-    # An element of SIZES starts a piece where only a comma, space and comments precede it:
-    # not `(3)` nor `4`, whose gaps hold a parenthesis, but `5` after `4\n    ,`.
+    # An element of SIZES starts a piece where it is the first or only a comma, space and
+    # comments precede it: not `(3)` nor `4`, whose gaps hold a parenthesis, but `5` after `4\n    ,`.
     starts = [p.split(", ", 1)[1] for p in pieces if p.startswith("_ = [__ddplint_piece__, ")]
-    assert [s[:1] for s in starts] == ["2", "5"]
-    # The dict is cut before "b" and "é" but not before `**other`, whose start CPython does not give.
+    assert [s[:1] for s in starts] == ["1", "2", "5"]
+    # The dict is cut before its first key, "b", "nested" (and inside it) and "é", not before
+    # `**other`, whose start CPython does not give.
     starts = [p.split(", ", 1)[1] for p in pieces if p.startswith("        _ = {__ddplint_piece__: 0, ")]
-    assert [s[:3] for s in starts] == ['"b"', '"é"']
+    assert [s[:3] for s in starts] == ['"a"', '"b"', '"p"', '"ne', '"x"', '"y"', '"é"']
 
 
 def test_a_large_literal_is_parsed_in_pieces_no_larger_than_the_limit(
