@@ -118,15 +118,13 @@ def _shared_out(
     together (sizes stand in for loading time). Modules kept parsed (`stored`) are read here;
     `storing`: what this process parses, it also keeps."""
     parse_here = 1 + STORE_COST if storing else 1.0
-    largest = _largest_first(paths)
     here = elsewhere = 0.0
     shared, own = [], []
-    for size, path in largest:
+    for size, path in _largest_first(paths):
         if path in stored:
             own.append(path)
             here += size * STORE_COST
-            continue
-        if elsewhere + size * WORKER_COST < here + size * parse_here:
+        elif elsewhere + size * WORKER_COST < here + size * parse_here:
             shared.append(path)
             elsewhere += size * WORKER_COST
             here += size * RECEIVE_COST
