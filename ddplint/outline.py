@@ -64,6 +64,11 @@ class Outline:
         )
 
 
+def first_line(node: ast.AST) -> int:
+    """The line a statement starts on, its decorators included."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+
+
 def outline(
     text: str,
     filename: str,
@@ -87,8 +92,7 @@ def outline(
     lines = text.splitlines(keepends=True)
 
     def segment(node: ast.AST) -> str:
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
-        return "".join(lines[first - 1 : node.end_lineno])
+        return "".join(lines[first_line(node) - 1 : node.end_lineno])
 
     def visit(statements: list[ast.stmt], top_scope: bool) -> None:
         # In source order, as the facts walker binds them: a function's own imports never

@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ddplint.lazycst import cst
+from ddplint.outline import first_line
+from ddplint.source import detect_newline, line_starts
 
 # Pieces of about this size peak at 20 to 40 MB while parsed.
 PIECE_BYTES = 64 * 1024
@@ -37,7 +39,6 @@ PIECE_BYTES = 64 * 1024
 WHOLE_UP_TO = 256 * 1024
 MARKER = "__ddplint_piece__"  # a stand-in element, dropped from the pieces' literals
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
 _BLANK = re.compile(r"[ \t]*")
 _COMMENT = re.compile(r"#[^\r\n]*")
 _SPACE = " \t\r\n"
@@ -126,7 +127,7 @@ def _plan(text: str, limit: int) -> tuple[_Body, str | None] | None:
 class _Lines:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [m.end() for m in _LINE_END.finditer(text)]
+        self.starts = line_starts(text)
 
     def offset(self, line: int, column: int) -> int:
         """Offset of CPython's (line, UTF-8 column)."""
@@ -156,11 +157,6 @@ class _Lines:
         return True
 
 
-def _first_line(node: ast.stmt) -> int:
-    decorators = getattr(node, "decorator_list", ())
-    return min([node.lineno, *(d.lineno for d in decorators)])
-
-
 class _Planner:
     def __init__(self, lines: _Lines, limit: int) -> None:
         self.lines = lines
@@ -171,7 +167,7 @@ class _Planner:
         body = _Body(start)
         previous_end_line = None
         for node in nodes:
-            first = _first_line(node)
+            first = first_line(node)
             indent = _BLANK.match(lines.text, lines.starts[first - 1]).group()
             if previous_end_line is None:
                 cut, clean = start, True
@@ -190,7 +186,7 @@ class _Planner:
     def block(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> _Body | None:
         """The block of a `def` or `class`, from the line after its header, when it has lines."""
         lines = self.lines
-        first = _first_line(node.body[0])
+        first = first_line(node.body[0])
         header_end = first - 1  # the header's last line: the last before `first` not blank or a comment
         while header_end > node.lineno and _blank_or_comment(lines, header_end):
             header_end -= 1
@@ -266,7 +262,7 @@ def _first_indent(nodes: Sequence[ast.stmt], lines: _Lines) -> str | None:
         ):
             if not block or not isinstance(block, list):
                 continue
-            start = lines.starts[_first_line(block[0]) - 1]
+            start = lines.starts[first_line(block[0]) - 1]
             indent = _BLANK.match(lines.text, start).group()
             if lines.text.startswith("\f", start + len(indent)):
                 raise _NotSimple
@@ -300,8 +296,7 @@ class _Pieces:
         self.text = text
         self.limit = limit
         self.indent = indent
-        found = _LINE_END.search(text)
-        self.newline = found.group() if found else "\n"  # libcst's default: the first one
+        self.newline = detect_newline(text)  # libcst's default: the first one
         self.first: cst.Module | None = None  # the piece that starts the module: its header
         self.footer: Sequence[cst.EmptyLine] = ()  # of the piece that ends it
         self.latest: cst.Module | None = None

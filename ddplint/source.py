@@ -58,7 +58,7 @@ class Source:
     @property
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
-            self._line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
+            self._line_starts = line_starts(self.text)
         return self._line_starts
 
     def location(self, offset: int) -> tuple[int, int]:
@@ -89,6 +89,11 @@ def _encoding_problem(data: bytes, exc: SyntaxError) -> str:
             "and no coding declaration says otherwise"
         )
     return f"bad encoding declaration: {exc}"
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset where each line of `text` starts, as Python splits lines."""
+    return [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
 
 
 def detect_newline(text: str) -> str:
