@@ -142,6 +142,10 @@ class _Lines:
         """Just past line `line`, its line end included."""
         return self.starts[line] if line < len(self.starts) else len(self.text)
 
+    def blank_or_comment(self, line: int) -> bool:
+        text = self.text[self.starts[line - 1] : self.end_of(line)].strip(" \t\r\n\f")
+        return not text or text.startswith("#")
+
     def between(self, first: int, last: int, indent: str) -> bool:
         """Whether lines first..last (1-based, inclusive) are blank or comments, indented no
         deeper than `indent`: the next statement's in a whole parse, as no block above can
@@ -188,7 +192,7 @@ class _Planner:
         lines = self.lines
         first = first_line(node.body[0])
         header_end = first - 1  # the header's last line: the last before `first` not blank or a comment
-        while header_end > node.lineno and _blank_or_comment(lines, header_end):
+        while header_end > node.lineno and lines.blank_or_comment(header_end):
             header_end -= 1
         if header_end < node.lineno or first <= node.lineno:
             return None  # `def f(): return 1`
@@ -214,26 +218,22 @@ class _Planner:
             return None  # `[(a), b]`: CPython's start of `a` is inside the parenthesis
         end = lines.offset(value.end_lineno, value.end_col_offset)
         found = _Literal(open_, first, end, isinstance(value, ast.Dict), [])
-        for i, (head, element) in enumerate(zip(starts, values)):
-            if head is None:
-                continue
-            begin = lines.offset(head.lineno, head.col_offset)
-            if i > 0:
-                before = values[i - 1]
-                gap = text[lines.offset(before.end_lineno, before.end_col_offset) : begin]
-                if _COMMENT.sub("", gap).strip(_SPACE) == ",":
+        previous_end = None
+        for head, element in zip(starts, values):
+            element_end = lines.offset(element.end_lineno, element.end_col_offset)
+            if head is not None:
+                begin = lines.offset(head.lineno, head.col_offset)
+                if (
+                    previous_end is not None
+                    and _COMMENT.sub("", text[previous_end:begin]).strip(_SPACE) == ","
+                ):
                     found.cuts.append(begin)
-            if lines.offset(element.end_lineno, element.end_col_offset) - begin > self.limit:
-                inner = self.literal(element)
-                if inner is not None:
-                    found.inner[begin] = inner
+                if element_end - begin > self.limit:
+                    inner = self.literal(element)
+                    if inner is not None:
+                        found.inner[begin] = inner
+            previous_end = element_end
         return found if found.cuts else None
-
-
-def _blank_or_comment(lines: _Lines, line: int) -> bool:
-    start = lines.starts[line - 1]
-    text = lines.text[start : lines.end_of(line)].strip(" \t\r\n\f")
-    return not text or text.startswith("#")
 
 
 class _NotSimple(Exception):
