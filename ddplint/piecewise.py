@@ -89,7 +89,7 @@ def parse_in_pieces(text: str, limit: int | None = None) -> cst.Module | None:
     plan, indent = planned
     pieces = _Pieces(text, limit, indent)
     try:
-        body = pieces.block(plan, (), module=True)
+        body = pieces.block(plan, ())
     except cst.ParserSyntaxError:
         return None  # what CPython accepts and libcst does not: the whole parse says where
     if pieces.first is None:
@@ -301,10 +301,11 @@ class _Pieces:
         self.footer: Sequence[cst.EmptyLine] = ()  # of the piece that ends it
         self.latest: cst.Module | None = None
 
-    def block(self, body: _Body, context: tuple[str, ...], module: bool = False) -> list[cst.BaseStatement]:
-        """The statements of `body`, under block statements whose lines are indented by `context`."""
+    def block(self, body: _Body, context: tuple[str, ...]) -> list[cst.BaseStatement]:
+        """The statements of `body`, under block statements whose lines are indented by `context`
+        (none: the module's, whose last piece runs to the end of the text)."""
         statements = body.statements
-        end = len(self.text) if module else statements[-1].end
+        end = statements[-1].end if context else len(self.text)
         clean = {s.start: s for s in statements if s.clean_before}
         out: list[cst.BaseStatement] = []
         for start, stop in _groups(list(clean), end, self.limit):
