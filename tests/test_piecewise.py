@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import libcst as cst
 import pytest
+from fixture_harness import FIXTURES
 
 from ddplint import piecewise
 from ddplint.piecewise import parse_in_pieces
 from ddplint.safeparse import parse_module
 
-FIXTURES = sorted((Path(__file__).parent / "fixtures").rglob("*.py"))
+FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))
 
 # Every kind of cut, and every place where a cut would change the tree.
 MODULE = '''\
@@ -166,8 +166,8 @@ def test_small_or_unreadable_modules_are_left_to_a_whole_parse() -> None:
 
 
 def test_every_fixture_in_small_pieces_equals_its_whole_parse() -> None:
-    assert len(FIXTURES) > 100
-    for path in FIXTURES:
+    assert len(FIXTURE_FILES) > 100
+    for path in FIXTURE_FILES:
         text = path.read_text(encoding="utf-8")
         if len(text) > 200:
             tree = parse_in_pieces(text, 200)

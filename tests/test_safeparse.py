@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from pathlib import Path
 
 import libcst as cst
 import pytest
+from fixture_harness import FIXTURES
 
 from ddplint.safeparse import parse_module
 
-FIXTURES = sorted((Path(__file__).parent / "fixtures").rglob("*.py"))
+FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))
 
 
 def test_trees_equal_libcst_own_parse() -> None:
-    assert len(FIXTURES) > 100
-    for path in FIXTURES:
+    assert len(FIXTURE_FILES) > 100
+    for path in FIXTURE_FILES:
         text = path.read_text(encoding="utf-8")
         assert parse_module(text, str(path)).deep_equals(cst.parse_module(text)), path
 
