@@ -39,6 +39,9 @@ WORKER_COST = 1.12
 # What keeping a module parsed here costs on top of parsing it, when the run keeps trees (see
 # ddplint.treecache), and reading a kept one instead: about what receiving it costs.
 STORE_COST = 0.13
+# What checking a module costs, relative to parsing it: this process checks the whole group once
+# it is loaded, while the workers have nothing left to do (a tenth on all of torch).
+CHECK_COST = 0.1
 
 Loaded = ModuleFacts | LoadError | Exception
 
@@ -114,13 +117,16 @@ def _shared_out(
     paths: list[Path], stored: set[Path] | frozenset[Path] = frozenset(), *, storing: bool = False
 ) -> tuple[list[Path], list[Path]]:
     """The files one worker loads and those this process loads, each largest first (the
-    worker's are then ready before this process asks for them): chosen so that both finish
-    together (sizes stand in for loading time). Modules kept parsed (`stored`) are read here;
-    `storing`: what this process parses, it also keeps."""
+    worker's are then ready before this process asks for them): chosen so that the worker
+    finishes when this process has loaded and checked its group (sizes stand in for time).
+    Modules kept parsed (`stored`) are read here; `storing`: what this process parses, it also
+    keeps."""
     parse_here = 1 + STORE_COST if storing else 1.0
-    here = elsewhere = 0.0
+    largest_first = _largest_first(paths)
+    here = CHECK_COST * sum(size for size, _ in largest_first)
+    elsewhere = 0.0
     shared, own = [], []
-    for size, path in _largest_first(paths):
+    for size, path in largest_first:
         if path in stored:
             own.append(path)
             here += size * STORE_COST
