@@ -240,6 +240,7 @@ class ModuleFacts:
         self.class_attrs: dict[str, dict[str, list[cst.BaseExpression]]] = {}
         # A function → where it starts and its own spans (see `spans_in`); None: not found.
         self._located: dict[cst.FunctionDef, tuple[int, dict] | None] = {}
+        self.has_try = False  # a `try` statement anywhere in the module
         _Walker(self).walk_module(tree)
         for scope in self.scopes:
             # Most functions have no loop and read no rank name: an empty set alone costs 216
@@ -363,6 +364,8 @@ class _Walker:
         elif isinstance(stmt, (cst.For, cst.While)):
             self.loop_stmt(stmt)
         else:
+            if type(stmt) is cst.Try:
+                self.facts.has_try = True
             # if / try / with / match: walk their expressions and blocks in order.
             for child in child_nodes(stmt):
                 if isinstance(child, cst.BaseSuite):

@@ -35,8 +35,8 @@ class SwallowedExceptionInStep(Rule):
 
     def check(self, ctx: Context) -> None:
         facts = ctx.facts
-        if "try" not in facts.source.text:
-            return  # no `try` statement: nothing to swallow an error
+        if not facts.has_try:
+            return  # nothing to swallow an error
         analysis = ctx.project.analysis(ctx.settings)
         distributed = analysis.distributed(facts) or any(
             c.name == INIT_PROCESS_GROUP for c in facts.all_calls()
