@@ -7,6 +7,8 @@ rank predicates in `[tool.ddplint]` (`collectives = [...]`, `rank-predicates = [
 
 from __future__ import annotations
 
+import re
+
 # torch.distributed functions every rank of the group must call, in the same order.
 # The value notes why; object collectives are several tensor collectives under the hood.
 TORCH_COLLECTIVES: dict[str, str] = {
@@ -210,3 +212,7 @@ RANK_WORDS = frozenset(
     | MAIN_FUNCTION_NAMES
     | {"environ", "getenv", "get_rank", "is_main_process", "get_ordinal", "is_master_ordinal", "accelerator"}
 )
+
+# Text a device string built from a rank spells: `"cuda:{}"`, `f"cuda:{r}"`, `"cuda:%d"`, `"cuda:" +`.
+# Looked for when a module is loaded (see ModuleFacts.builds_device_string), while its text is at hand.
+BUILT_DEVICE_STRING = re.compile(r"cuda:[{%\"']")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from ddplint.catalogue import RANK_WORDS
+from ddplint.catalogue import BUILT_DEVICE_STRING, RANK_WORDS
 from ddplint.lazycst import cst
 from ddplint.names import ImportMap, dotted_name
 from ddplint.signatures import SIGNATURES, BoundArgs, bind
@@ -241,6 +241,8 @@ class ModuleFacts:
         # A function → where it starts and its own spans (see `spans_in`); None: not found.
         self._located: dict[cst.FunctionDef, tuple[int, dict] | None] = {}
         self.has_try = False  # a `try` statement anywhere in the module
+        # Whether the text spells a device string built from a value (see DDP006).
+        self.builds_device_string = BUILT_DEVICE_STRING.search(source.text) is not None
         _Walker(self).walk_module(tree)
         for scope in self.scopes:
             # Most functions have no loop and read no rank name: an empty set alone costs 216

@@ -10,7 +10,6 @@ The first parameter of a function launched by `mp.spawn` is the process index on
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from ddplint.catalogue import DDP_WRAPPERS
@@ -41,8 +40,6 @@ SET_DEVICE = frozenset(
 # Keywords that take a device (or device ordinal) in any call.
 DEVICE_KEYWORDS = ("device", "device_id", "output_device")
 DEVICE_PREFIXES = ("cuda:",)
-# Text a device string built from a rank spells: `"cuda:{}"`, `f"cuda:{r}"`, `"cuda:%d"`, `"cuda:" +`.
-_BUILT_DEVICE_STRING = re.compile(r"cuda:[{%\"']")
 
 
 class DeviceByGlobalRank(Rule):
@@ -120,7 +117,7 @@ def _sinks(facts: ModuleFacts):
                     yield call.scope, _spelled(facts, "`device_ids={}`", arg.value), element.value
             elif keyword in DEVICE_KEYWORDS:
                 yield call.scope, _spelled(facts, f"`{keyword}={{}}`", arg.value), arg.value
-    if _BUILT_DEVICE_STRING.search(facts.source.text):  # not `"cuda:0"` in a docstring
+    if facts.builds_device_string:  # not `"cuda:0"` in a docstring
         for scope in facts.scopes:
             for node in _own_expressions(scope):
                 yield from _device_strings(facts, scope, node)
