@@ -90,10 +90,12 @@ def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str 
 
 
 def add_group(
-    linter: Linter, paths: list[Path], pool: Executor | None = None
+    linter: Linter, paths: list[Path], pool: Executor | None = None, *, forget_texts: bool = False
 ) -> tuple[list[ModuleFacts], list[tuple[Path, Diagnostic]]]:
     """Load `paths` (see `load_group`) into the linter's project: the facts added, in order, and
-    for each file that did not load its diagnostic (E999 and the like, or E900 for a bug of ours)."""
+    for each file that did not load its diagnostic (E999 and the like, or E900 for a bug of ours).
+    `forget_texts`: each module's text is read again only if asked for (see Source.forget_text):
+    for runs that fix nothing."""
     added: list[ModuleFacts] = []
     failed: list[tuple[Path, Diagnostic]] = []
     for path, facts in load_group(linter, paths, pool):
@@ -102,6 +104,8 @@ def add_group(
         elif isinstance(facts, Exception):  # a bug of ours: report it, go on with the other files
             failed.append((path, internal_error(str(path), "reading the module", facts)))
         else:
+            if forget_texts:
+                facts.source.forget_text(facts.tree)
             linter.project.add(facts)
             added.append(facts)
     return added, failed

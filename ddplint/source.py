@@ -50,6 +50,39 @@ class Source:
             raise SourceError(f"cannot decode as {encoding}: {exc}") from None
         return cls(filename, text, encoding, bom, detect_newline(text))
 
+    def forget_text(self, tree) -> None:
+        """Free the text until it is asked for again: then it is read back from the file, or,
+        if the file changed or went away meanwhile, printed from `tree` (its parse).
+
+        A run holds every module of an import group, and most are never shown or fixed: their
+        texts were a tenth of the memory of all of torch loaded."""
+        text = self.__dict__.pop("text", None)
+        if text is not None:
+            self.__dict__["_forgotten"] = (len(text), hash(text), tree)
+
+    def __getattr__(self, name: str):
+        # Called only for attributes not set: `text` after `forget_text`.
+        forgotten = self.__dict__.get("_forgotten")
+        if name != "text" or forgotten is None:
+            raise AttributeError(name)
+        size, digest, tree = forgotten
+        try:
+            with open(self.filename, "rb") as handle:
+                text = Source.from_bytes(self.filename, handle.read()).text
+        except (OSError, SourceError):
+            text = None
+        if text is None or len(text) != size or hash(text) != digest:
+            text = tree.code
+        self.__dict__["text"] = text
+        del self.__dict__["_forgotten"]
+        return text
+
+    def __getstate__(self) -> dict:
+        # Pickled with its text, never with the tree kept to print it.
+        if "_forgotten" not in self.__dict__:
+            return self.__dict__
+        return {k: v for k, v in self.__dict__.items() if k != "_forgotten"} | {"text": self.text}
+
     def to_bytes(self, text: str) -> bytes:
         """Encode fixed text the way the original was stored."""
         data = text.encode(self.encoding)
