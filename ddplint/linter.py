@@ -133,6 +133,9 @@ class Linter:
         self.honour_noqa = noqa
         # Parsed modules kept between runs (see ddplint.treecache); None: always parse.
         self.trees: TreeCache | None = None
+        # False: a module's text is freed once the run has loaded it, and read back only if asked
+        # for (see Source.forget_text); for runs that fix nothing.
+        self.keep_texts = True
 
     def trigger_names(self) -> set[str] | None:
         """What the prefilter looks for: every enabled rule's triggers and the configured

@@ -69,7 +69,8 @@ def check_group(
     linter.project.unloaded = dict(unloaded or {})
     out = GroupResult()
     with collector_paused():
-        loaded, failed = add_group(linter, [Path(p) for p in paths], forget_texts=True)  # never fixes
+        linter.keep_texts = False  # a worker never fixes (see Linter.keep_texts)
+        loaded, failed = add_group(linter, [Path(p) for p in paths])
         out.files.extend(FileResult(str(path), [diagnostic]) for path, diagnostic in failed)
         if options.context_budget > 0:
             load_neighbours(linter, loaded, options.context_budget, skip=outside)

@@ -90,12 +90,10 @@ def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str 
 
 
 def add_group(
-    linter: Linter, paths: list[Path], pool: Executor | None = None, *, forget_texts: bool = False
+    linter: Linter, paths: list[Path], pool: Executor | None = None
 ) -> tuple[list[ModuleFacts], list[tuple[Path, Diagnostic]]]:
     """Load `paths` (see `load_group`) into the linter's project: the facts added, in order, and
-    for each file that did not load its diagnostic (E999 and the like, or E900 for a bug of ours).
-    `forget_texts`: each module's text is read again only if asked for (see Source.forget_text):
-    for runs that fix nothing."""
+    for each file that did not load its diagnostic (E999 and the like, or E900 for a bug of ours)."""
     added: list[ModuleFacts] = []
     failed: list[tuple[Path, Diagnostic]] = []
     for path, facts in load_group(linter, paths, pool):
@@ -104,8 +102,6 @@ def add_group(
         elif isinstance(facts, Exception):  # a bug of ours: report it, go on with the other files
             failed.append((path, internal_error(str(path), "reading the module", facts)))
         else:
-            if forget_texts:
-                facts.source.forget_text(facts.tree)
             linter.project.add(facts)
             added.append(facts)
     return added, failed
@@ -149,7 +145,16 @@ def _load_here(linter: Linter, path: Path) -> Loaded:
         facts = linter.load(str(path))
     except Exception as exc:  # LoadError, or a bug of ours: the caller reports it
         return exc
-    heap.parsed(len(facts.source.text))
+    return _settled(linter, facts)
+
+
+def _settled(linter: Linter, facts: ModuleFacts) -> ModuleFacts:
+    """A module just loaded: its text freed if the run keeps none (see Source.forget_text), then
+    the memory its loading took given back (see ddplint.heap)."""
+    size = len(facts.source.text)
+    if not linter.keep_texts:
+        facts.source.forget_text(facts.tree)
+    heap.parsed(size)
     return facts
 
 
@@ -163,9 +168,8 @@ def _received(linter: Linter, path: Path, future: Future) -> Loaded:
     if kind == "facts":
         from ddplint import treepickle  # libcst: only once modules are loaded
 
-        facts = treepickle.loads(payload)
-        heap.parsed(len(facts.source.text))  # the payload and the unpickler's memo are freed too
-        return facts
+        # The payload and the unpickler's memo are given back too.
+        return _settled(linter, treepickle.loads(payload))
     if kind == "error":
         return LoadError(payload)
     return _load_here(linter, path)  # it could not be sent (nested too deep to pickle)

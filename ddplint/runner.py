@@ -139,8 +139,8 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
 def _check_in_process(linter, files, check, options, result, cache, planned, outside, pool=None) -> None:
     by_name = {str(path): path for path in files}
     with collector_paused():
-        fixing = options.fix or options.diff
-        loaded, failed = readahead.add_group(linter, files, pool, forget_texts=not fixing)
+        linter.keep_texts = options.fix or options.diff  # what fixes nothing reads few texts again
+        loaded, failed = readahead.add_group(linter, files, pool)
         if pool is not None:
             pool.shutdown(wait=False)  # every task is given: a worker leaves once it has no more
         for path, diagnostic in failed:
