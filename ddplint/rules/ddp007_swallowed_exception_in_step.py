@@ -57,20 +57,18 @@ class SwallowedExceptionInStep(Rule):
     def _step_call(self, ctx: Context, facts: ModuleFacts, scope: Scope, node: cst.Try) -> CallSite | None:
         """The call of the `try` body that synchronises ranks: a backward pass first, then a
         collective or a wrapped forward, then an optimizer step (which does not synchronise)."""
-        _, spans = facts.spans_in(scope)  # offsets compared only with each other
-        start, end = spans[node.body]
+        order = _calls_in_order(node.body)
         analysis = ctx.project.analysis(ctx.settings)
         found: list[CallSite] = []
         for call in scope.calls:
-            call_start = spans[call.node][0]
-            if not start <= call_start < end:
+            if call.node not in order:
                 continue
             target = ctx.project.resolve_call(facts, call)
             if _is_step(facts, scope, call, analysis) or (
                 target is not None and analysis.flags(target[0], target[1])[0]
             ):
                 found.append(call)
-        found.sort(key=lambda c: (c.method != "backward", _is_optimizer_step(c), spans[c.node][0]))
+        found.sort(key=lambda c: (c.method != "backward", _is_optimizer_step(c), order[c.node]))
         return found[0] if found else None
 
     def _report(self, ctx: Context, handler: cst.ExceptHandler, step: CallSite, action: str) -> None:
@@ -134,6 +132,21 @@ def _is_step(facts: ModuleFacts, scope: Scope, call: CallSite, analysis) -> bool
         for value in facts.values_of(scope, name)
         for wrapper in cat.DDP_WRAPPERS
     )
+
+
+def _calls_in_order(block: cst.CSTNode) -> dict[cst.Call, int]:
+    """The calls within `block`, each with its rank in the order the code spells them (a call
+    before the calls inside it): no position is computed, nor the module's text read."""
+    order: dict[cst.Call, int] = {}
+    stack = [block]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Call:
+            order[node] = len(order)
+        children = child_nodes(node)
+        children.reverse()
+        stack.extend(children)
+    return order
 
 
 def _tries_in_loops(scope: Scope):
