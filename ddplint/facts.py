@@ -76,6 +76,7 @@ class Scope:
     class_name: str | None = None
     params: list[str] = field(default_factory=list)
     assignments: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    # In the order the code spells them, a call before the calls within it.
     calls: list[CallSite] = field(default_factory=list)
     loops: list[Loop] | tuple[Loop, ...] = field(default_factory=list)
     is_generator: bool = False

@@ -57,18 +57,19 @@ class SwallowedExceptionInStep(Rule):
     def _step_call(self, ctx: Context, facts: ModuleFacts, scope: Scope, node: cst.Try) -> CallSite | None:
         """The call of the `try` body that synchronises ranks: a backward pass first, then a
         collective or a wrapped forward, then an optimizer step (which does not synchronise)."""
-        order = _calls_in_order(node.body)
+        inside = _calls_within(node.body)
         analysis = ctx.project.analysis(ctx.settings)
         found: list[CallSite] = []
-        for call in scope.calls:
-            if call.node not in order:
+        for call in scope.calls:  # in the order the code spells them
+            if call.node not in inside:
                 continue
             target = ctx.project.resolve_call(facts, call)
             if _is_step(facts, scope, call, analysis) or (
                 target is not None and analysis.flags(target[0], target[1])[0]
             ):
                 found.append(call)
-        found.sort(key=lambda c: (c.method != "backward", _is_optimizer_step(c), order[c.node]))
+        # Stable: of two alike, the one the code spells first.
+        found.sort(key=lambda c: (c.method != "backward", _is_optimizer_step(c)))
         return found[0] if found else None
 
     def _report(self, ctx: Context, handler: cst.ExceptHandler, step: CallSite, action: str) -> None:
@@ -134,19 +135,17 @@ def _is_step(facts: ModuleFacts, scope: Scope, call: CallSite, analysis) -> bool
     )
 
 
-def _calls_in_order(block: cst.CSTNode) -> dict[cst.Call, int]:
-    """The calls within `block`, each with its rank in the order the code spells them (a call
-    before the calls inside it): no position is computed, nor the module's text read."""
-    order: dict[cst.Call, int] = {}
+def _calls_within(block: cst.CSTNode) -> set[cst.Call]:
+    """The calls within `block`, found by walking it: no position is computed, nor the module's
+    text read."""
+    found: set[cst.Call] = set()
     stack = [block]
     while stack:
         node = stack.pop()
         if type(node) is cst.Call:
-            order[node] = len(order)
-        children = child_nodes(node)
-        children.reverse()
-        stack.extend(children)
-    return order
+            found.add(node)
+        stack.extend(child_nodes(node))
+    return found
 
 
 def _tries_in_loops(scope: Scope):
