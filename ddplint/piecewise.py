@@ -134,16 +134,19 @@ class _Lines:
         start = self.starts[line - 1]
         head = self.text[start : start + column]
         if not head.isascii():
-            end = self.end_of(line)
-            head = self.text[start:end].encode("utf-8", "surrogatepass")[:column].decode("utf-8", "replace")
+            head = self.line(line).encode("utf-8", "surrogatepass")[:column].decode("utf-8", "replace")
         return start + len(head)
 
     def end_of(self, line: int) -> int:
         """Just past line `line`, its line end included."""
         return self.starts[line] if line < len(self.starts) else len(self.text)
 
+    def line(self, line: int) -> str:
+        """Line `line` (1-based), its line end included."""
+        return self.text[self.starts[line - 1] : self.end_of(line)]
+
     def blank_or_comment(self, line: int) -> bool:
-        text = self.text[self.starts[line - 1] : self.end_of(line)].strip(" \t\r\n\f")
+        text = self.line(line).strip(" \t\r\n\f")
         return not text or text.startswith("#")
 
     def between(self, first: int, last: int, indent: str) -> bool:
@@ -152,7 +155,7 @@ class _Lines:
         take them into its footer (libcst gives a block the lines up to its last comment or
         blank line indented as deep as the block)."""
         for line in range(first, last + 1):
-            content = self.text[self.starts[line - 1] : self.end_of(line)].rstrip("\r\n")
+            content = self.line(line).rstrip("\r\n")
             stripped = content.lstrip(" \t")
             if stripped and not stripped.startswith("#"):
                 return False
