@@ -4,8 +4,9 @@ A group's modules must all live in the process that analyses it (see ddplint.par
 largest group is checked in one process, and on a package whose modules all import each other
 that is the whole run. Its loading can be shared: a worker parses some of its modules, builds
 their facts and sends them back pickled (see ddplint.treepickle: unpickling costs an eighth of
-parsing), while this process loads the others. Once done with its own, this process also loads
-those no worker has started. A module's tree and facts travel in one pickle, which keeps every
+parsing), while this process loads the others, receiving each as soon as it is ready. Once done with
+its own, this process also loads those no worker has started, from the smallest up, while the
+workers go on from the largest down. A module's tree and facts travel in one pickle, which keeps every
 node's identity but whitespace's, so the facts, and the findings, are the same as when loaded
 here.
 """
@@ -17,6 +18,7 @@ import os
 import pickle
 import shutil
 import tempfile
+from collections import deque
 from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -78,14 +80,25 @@ def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str 
     except (OSError, RuntimeError):  # no worker processes, or the pool is closing
         pass
     loaded: dict[Path, Loaded] = {}
+    # In the order given: the workers take them from the front, this process from the back.
+    pending = deque(futures)
+
+    def receive_ready() -> None:
+        # As soon as they are ready, between this process's own: left to the end, they would be
+        # unpickled while the workers have nothing left to do.
+        while pending and futures[pending[0]].done():
+            path = pending.popleft()
+            loaded[path] = _received(linter, path, futures[path])
+
     for path in own + [path for path in shared if path not in futures]:  # largest first
         loaded[path] = _load_here(linter, path)
-    for path in reversed(list(futures)):  # the smallest first: not started by any worker yet
-        if futures[path].cancel():
-            loaded[path] = _load_here(linter, path)
-    for path, future in futures.items():
-        if path not in loaded:
-            loaded[path] = _received(linter, path, future)
+        receive_ready()
+    while pending and futures[pending[-1]].cancel():  # the smallest first: not started yet
+        path = pending.pop()
+        loaded[path] = _load_here(linter, path)
+        receive_ready()
+    for path in pending:
+        loaded[path] = _received(linter, path, futures[path])
     return [(path, loaded[path]) for path in paths]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import tempfile
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,44 @@ def test_modules_kept_parsed_are_read_here_and_the_rest_shared(tmp_path: Path) -
     shared, own = readahead._shared_out(paths, stored, storing=True)
     assert stored <= set(own)
     assert shared and sorted(shared + own) == sorted(paths)
+
+
+class _DoneAtOnce:
+    """A pool whose worker has finished each module by the time it is handed over."""
+
+    def submit(self, function, *args):
+        future: Future = Future()
+        future.set_result(function(*args))
+        return future
+
+
+def test_a_module_a_worker_has_loaded_is_received_before_this_process_loads_its_next(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    paths = []
+    for index, size in enumerate([1000, 800, 600, 400, 200, 100]):
+        path = tmp_path / f"m{index}.py"
+        path.write_text("x = 1\n" * (size // 6))
+        paths.append(path)
+    shared, own = readahead._shared_out(paths)
+    assert len(shared) >= 2 and len(own) >= 2
+    events: list[tuple[str, Path]] = []
+    load_here, received = readahead._load_here, readahead._received
+
+    def here(linter, path):
+        events.append(("here", path))
+        return load_here(linter, path)
+
+    def receive(linter, path, future):
+        events.append(("received", path))
+        return received(linter, path, future)
+
+    monkeypatch.setattr(readahead, "_load_here", here)
+    monkeypatch.setattr(readahead, "_received", receive)
+    linter = Linter(Settings(root=tmp_path))
+    loaded = readahead._load_shared(linter, paths, _DoneAtOnce(), str(tmp_path), set())
+    assert [path for path, _ in loaded] == paths
+    assert events == [("here", own[0])] + [("received", p) for p in shared] + [("here", p) for p in own[1:]]
 
 
 def test_a_worker_keeps_what_it_parses(tmp_path: Path) -> None:
