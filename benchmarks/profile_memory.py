@@ -10,7 +10,10 @@ divergence analysis simulates, and those whose values a rule traces from another
 (`Origins.of`). Every other module's tree is walked by its own check alone; the others read its
 functions, classes and imports by name (a call resolved to its function). The union is what an
 analysis keeping per-module summaries instead of trees would still need as trees at once.
-Linux only (resident memory from /proc).
+With `--by-type`, also what the loaded trees and facts are made of: the syntax tree nodes by
+class, and the other objects the facts hold by type, with their sizes as Python reports them
+(`sys.getsizeof`, plus the cycle collector's header where it has one). Linux only (resident
+memory from /proc).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import argparse
 import gc
 import os
 import resource
+import sys
+from collections import Counter
 from pathlib import Path
 
 from ddplint import prefilter, readahead
@@ -63,7 +68,54 @@ class Reads:
         Origins.of = trace
 
 
-def profile(paths: list[str]) -> list[tuple[str, str]]:
+def _size(value: object) -> int:
+    return sys.getsizeof(value) + (16 if gc.is_tracked(value) else 0)
+
+
+def by_type(loaded: list, top: int = 12) -> list[tuple[str, int, int]]:
+    """(kind, count, bytes) of what `loaded` (the facts of modules) holds: tree nodes by class,
+    reached through their children (each shared node once), then every other object the facts
+    reach, by type; the largest `top` of each."""
+    import libcst as cst
+
+    seen: set[int] = set()
+    nodes: Counter[str] = Counter()
+    node_bytes: Counter[str] = Counter()
+    for facts in loaded:
+        stack = [facts.tree]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            nodes[type(node).__name__] += 1
+            node_bytes[type(node).__name__] += _size(node)
+            stack.extend(node.children)
+    others: Counter[str] = Counter()
+    other_bytes: Counter[str] = Counter()
+    stack = list(loaded)
+    while stack:
+        value = stack.pop()
+        if id(value) in seen or isinstance(value, type) or type(value).__name__ in ("module", "function"):
+            continue
+        seen.add(id(value))
+        kind = (
+            f"{type(value).__name__} (node outside the children)"
+            if isinstance(value, cst.CSTNode)
+            else type(value).__name__
+        )
+        others[kind] += 1
+        other_bytes[kind] += _size(value)
+        if not isinstance(value, (str, bytes, int, float)):
+            stack.extend(gc.get_referents(value))
+    rows = [("all tree nodes", sum(nodes.values()), sum(node_bytes.values()))]
+    rows += [(f"node {kind}", nodes[kind], size) for kind, size in node_bytes.most_common(top)]
+    rows.append(("all else the facts hold", sum(others.values()), sum(other_bytes.values())))
+    rows += [(kind, others[kind], size) for kind, size in other_bytes.most_common(top)]
+    return rows
+
+
+def profile(paths: list[str], types: bool = False) -> list[tuple[str, str]]:
     settings = Settings()
     linter = Linter(settings)
     files = discover(paths, settings).files
@@ -86,7 +138,7 @@ def profile(paths: list[str]) -> list[tuple[str, str]]:
         return f"{len(names)} modules, {size / MIB:.1f} MB of text ({100 * size / total:.0f} %)"
 
     grown = after_load - before
-    return [
+    rows = [
         ("files / loaded", f"{len(files)} / {len(loaded)}"),
         ("source text", f"{total / MIB:.1f} MB"),
         (
@@ -99,6 +151,10 @@ def profile(paths: list[str]) -> list[tuple[str, str]]:
         ("values traced from another module", share(reads.traced)),
         ("trees walked beyond their own check", share(reads.simulated | reads.traced)),
     ]
+    if types:  # last: its own bookkeeping would count as the check's
+        for kind, count, size in by_type(loaded):
+            rows.append((f"{kind} (after the check)", f"{count:,} objects, {size / MIB:.1f} MB"))
+    return rows
 
 
 def main() -> None:
@@ -106,8 +162,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--by-type", action="store_true", help="also what the trees and facts hold")
     args = parser.parse_args()
-    rows = profile([str(p) for p in args.paths])
+    rows = profile([str(p) for p in args.paths], types=args.by_type)
     print("| measure | value |")
     print("| --- | --- |")
     for label, value in rows:
