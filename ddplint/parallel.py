@@ -6,9 +6,11 @@ other groups never travel: a worker parses its group, builds the project index a
 summaries for it, checks it, and sends back findings only. Groups are independent (see
 ddplint.prefilter), so the findings are the same as in one process; the runner sorts them.
 
-The largest group is checked in the calling process while the workers take the others and help
-load it (see ddplint.readahead): one process fewer holds a copy of the interpreter, and the
-workers are started before the caller builds any tree, so they never hold a copy of those.
+The largest group is checked in the calling process while the workers help load it (see
+ddplint.readahead), then take the others, queued behind its loading: they check those while the
+caller checks it, which they cannot help with. One process fewer holds a copy of the
+interpreter, and the workers are started before the caller builds any tree, so they never hold a
+copy of those.
 """
 
 from __future__ import annotations

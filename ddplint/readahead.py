@@ -19,6 +19,7 @@ import pickle
 import shutil
 import tempfile
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -48,14 +49,18 @@ CHECK_COST = 0.1
 Loaded = ModuleFacts | LoadError | Exception
 
 
-def load_group(linter: Linter, paths: list[Path], pool: Executor | None) -> list[tuple[Path, Loaded]]:
+def load_group(
+    linter: Linter, paths: list[Path], pool: Executor | None, then: Callable[[], object] = lambda: None
+) -> list[tuple[Path, Loaded]]:
     """Each path with its facts, or the LoadError (or other exception) loading it raised, in
     the order given; `pool`'s workers load a share of them when there are enough to parse
-    (modules kept from an earlier run are read back here)."""
+    (modules kept from an earlier run are read back here). `then` is called before this process
+    loads anything, once the workers' share is queued: what it gives the workers comes after."""
     stored: set[Path] = set()
     if linter.trees is not None and pool is not None:  # only the worker's share depends on it
         stored = {path for path in paths if linter.trees.has(str(path))}
     if pool is None or len(paths) - len(stored) < MIN_FILES:
+        then()
         loaded = {path: _load_here(linter, path) for _, path in _largest_first(paths)}
         return [(path, loaded[path]) for path in paths]
     try:
@@ -63,13 +68,20 @@ def load_group(linter: Linter, paths: list[Path], pool: Executor | None) -> list
     except OSError:
         folder = None  # the pickles come back through the pool's pipe
     try:
-        return _load_shared(linter, paths, pool, folder, stored)
+        return _load_shared(linter, paths, pool, folder, stored, then)
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str | None, stored: set[Path]):
+def _load_shared(
+    linter: Linter,
+    paths: list[Path],
+    pool: Executor,
+    folder: str | None,
+    stored: set[Path],
+    then: Callable[[], object] = lambda: None,
+):
     futures: dict[Path, Future] = {}
     storing = linter.trees is not None and linter.trees.keep
     shared, own = _shared_out(paths, stored, storing=storing)
@@ -79,6 +91,7 @@ def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str 
             futures[path] = pool.submit(_load_elsewhere, linter.settings, str(path), folder, trees)
     except (OSError, RuntimeError):  # no worker processes, or the pool is closing
         pass
+    then()
     loaded: dict[Path, Loaded] = {}
     # In the order given: the workers take them from the front, this process from the back.
     pending = deque(futures)
@@ -103,13 +116,13 @@ def _load_shared(linter: Linter, paths: list[Path], pool: Executor, folder: str 
 
 
 def add_group(
-    linter: Linter, paths: list[Path], pool: Executor | None = None
+    linter: Linter, paths: list[Path], pool: Executor | None = None, then: Callable[[], object] = lambda: None
 ) -> tuple[list[ModuleFacts], list[tuple[Path, Diagnostic]]]:
     """Load `paths` (see `load_group`) into the linter's project: the facts added, in order, and
     for each file that did not load its diagnostic (E999 and the like, or E900 for a bug of ours)."""
     added: list[ModuleFacts] = []
     failed: list[tuple[Path, Diagnostic]] = []
-    for path, facts in load_group(linter, paths, pool):
+    for path, facts in load_group(linter, paths, pool, then):
         if isinstance(facts, LoadError):
             failed.append((path, facts.diagnostic))
         elif isinstance(facts, Exception):  # a bug of ours: report it, go on with the other files

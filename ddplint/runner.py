@@ -116,15 +116,26 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
     if workers and graph is not None and modules is not None and files:
         groups = parallel.groups_of(files, modules, graph.components())
     # The largest group here, the others in worker processes meanwhile (see ddplint.parallel),
-    # which also help load this one (see ddplint.readahead).
+    # which also help load this one (see ddplint.readahead), then check the others while this
+    # process checks it: they are queued behind its loading.
     needs_pool = len(groups) > 1 or len(groups[0]) >= readahead.MIN_FILES
     pool = parallel.start_pool(jobs - 1) if workers and needs_pool else None
+    others: list[Iterator[parallel.GroupResult]] = []
+
+    def check_others() -> None:
+        if not others:
+            others.append(
+                parallel.check_elsewhere(pool, settings, options, groups[1:], check, unloaded, outside)
+            )
+
     try:
-        elsewhere = parallel.check_elsewhere(pool, settings, options, groups[1:], check, unloaded, outside)
         linter.project.unloaded = unloaded
-        _check_in_process(linter, groups[0], check, options, result, cache, planned, outside, pool)
+        _check_in_process(
+            linter, groups[0], check, options, result, cache, planned, outside, pool, check_others
+        )
+        check_others()  # already done unless loading failed before it queued anything
         by_name = {str(path): path for path in files}
-        for group in elsewhere:
+        for group in others[0]:
             result.files.extend(group.files)
             if planned is not None:
                 context = incremental.context_of(group.context)
@@ -136,11 +147,13 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
     return result
 
 
-def _check_in_process(linter, files, check, options, result, cache, planned, outside, pool=None) -> None:
+def _check_in_process(
+    linter, files, check, options, result, cache, planned, outside, pool=None, then=lambda: None
+) -> None:
     by_name = {str(path): path for path in files}
     with collector_paused():
         linter.keep_texts = options.fix or options.diff  # what fixes nothing reads few texts again
-        loaded, failed = readahead.add_group(linter, files, pool)
+        loaded, failed = readahead.add_group(linter, files, pool, then)
         if pool is not None:
             pool.shutdown(wait=False)  # every task is given: a worker leaves once it has no more
         for path, diagnostic in failed:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
-from ddplint import parallel, prefilter
+from ddplint import parallel, prefilter, readahead
 from ddplint.config import Settings
 from ddplint.runner import RunOptions, run
 
@@ -98,3 +99,43 @@ def test_a_run_leaves_the_callers_own_child_processes_alone(tmp_path: Path) -> N
     finally:
         release.set()
         child.join(10)
+
+
+class _InlinePool:
+    """A pool whose one worker runs each task as it is given, noting which."""
+
+    def __init__(self) -> None:
+        self.tasks: list[str] = []
+
+    def submit(self, function, *args):
+        self.tasks.append(function.__name__)
+        future: Future = Future()
+        future.set_result(function(*args))
+        return future
+
+    def shutdown(self, wait: bool = True) -> None:
+        pass
+
+
+def test_the_other_groups_are_queued_behind_the_largest_groups_loading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The worker helps load the largest group first, then checks the others while this
+    # process checks that one.
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from pkg import m0\n")
+    for index in range(8):
+        body = "import torch.distributed as dist\nfrom pkg import m0\n\n\n"
+        body += f"def f{index}(x):\n    dist.all_reduce(x)\n" * (index + 1)
+        (tmp_path / "pkg" / f"m{index}.py").write_text(body)
+    for index in range(3):
+        script = "import torch.distributed as dist\n\nif dist.get_rank() == 0:\n    dist.barrier()\n"
+        (tmp_path / f"script{index}.py").write_text(script)
+    single = _report(tmp_path, 1)
+    assert {d[3] for d in single} == {"DDP005"}
+    pool = _InlinePool()
+    monkeypatch.setattr(readahead, "MIN_FILES", 4)
+    monkeypatch.setattr(parallel, "start_pool", lambda workers: pool)
+    assert _report(tmp_path, 2) == single
+    loading = pool.tasks.count("_load_elsewhere")
+    assert loading and pool.tasks == ["_load_elsewhere"] * loading + ["_work"] * 3
