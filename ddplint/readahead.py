@@ -4,11 +4,11 @@ A group's modules must all live in the process that analyses it (see ddplint.par
 largest group is checked in one process, and on a package whose modules all import each other
 that is the whole run. Its loading can be shared: a worker parses some of its modules, builds
 their facts and sends them back pickled (see ddplint.treepickle: unpickling costs an eighth of
-parsing), while this process loads the others, receiving each as soon as it is ready. Once done with
-its own, this process also loads those no worker has started, from the smallest up, while the
-workers go on from the largest down. A module's tree and facts travel in one pickle, which keeps every
-node's identity but whitespace's, so the facts, and the findings, are the same as when loaded
-here.
+parsing), while this process loads the others, receiving each as soon as it is ready. Once done
+with its own, this process also loads those no worker has started, from the smallest up, while
+the workers go on from the largest down. A module's tree and facts travel in one pickle, which
+keeps every node's identity but whitespace's, so the facts, and the findings, are the same as
+when loaded here.
 """
 
 from __future__ import annotations
