@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ddplint.facts import CallSite, ModuleFacts, Scope
 from ddplint.lazycst import cst
 from ddplint.names import dotted_name
+from ddplint.project import index_calls
 from ddplint.values import assignment_target, bound_values, returned_values
 
 GLOBAL, LOCAL, RANDOM = "global rank", "local rank", "per-process randomness"
@@ -262,14 +263,7 @@ class Origins:
 
     def callers(self, scope: Scope) -> list[tuple[ModuleFacts, CallSite]]:
         if self._callers is None:
-            self._callers = {}
-            for facts in self.project.files.values():
-                for call in facts.all_calls():
-                    if call.name is None or call.name.split(".", 1)[0] in ("torch", "os", "self"):
-                        continue
-                    target = self.project.resolve_call(facts, call)
-                    if target is not None:
-                        self._callers.setdefault(id(target[1]), []).append((facts, call))
+            self._callers = index_calls(self.project, self.project.files.values(), skip=_untraced)
         return self._callers.get(id(scope), [])
 
     def spawned(self) -> set[int]:
@@ -290,6 +284,11 @@ class Origins:
                     if target is not None:
                         self._spawned.add(id(target[1]))
         return self._spawned
+
+
+def _untraced(call: CallSite) -> bool:
+    """Calls not followed back to their callers: unnamed, or into torch, os or `self.`."""
+    return call.name is None or call.name.split(".", 1)[0] in ("torch", "os", "self")
 
 
 def _position(scope: Scope, name: str) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ddplint.facts import CallSite, ModuleFacts, Scope
 from ddplint.lazycst import cst
@@ -20,19 +20,20 @@ class Project:
         self.unloaded: dict[str, tuple[str, ...]] = {}
         self._analysis = None
         self._origins = None
+        self._calls_to: dict[int, list[tuple[ModuleFacts, CallSite]]] | None = None
         for facts in modules:
             self.add(facts)
 
     def add(self, facts: ModuleFacts) -> None:
         self.modules.setdefault(facts.module_name, facts)
         self.files[facts.filename] = facts
-        self._analysis = self._origins = None
+        self._analysis = self._origins = self._calls_to = None
 
     def replace(self, facts: ModuleFacts) -> None:
         if self.modules.get(facts.module_name) is self.files.get(facts.filename):
             self.modules[facts.module_name] = facts
         self.files[facts.filename] = facts
-        self._analysis = self._origins = None
+        self._analysis = self._origins = self._calls_to = None
 
     def analysis(self, settings=None):
         """The rank-divergence analysis of the whole project, computed once."""
@@ -49,6 +50,13 @@ class Project:
 
             self._origins = Origins(self)
         return self._origins
+
+    def calls_to(self, scope: Scope) -> list[tuple[ModuleFacts, CallSite]]:
+        """Every call that runs `scope`, with its module, in the order of `modules` and of each
+        module's calls; all calls are resolved once, the first time any function is asked for."""
+        if self._calls_to is None:
+            self._calls_to = index_calls(self, self.modules.values())
+        return self._calls_to.get(id(scope), [])
 
     def lookup(self, qualname: str, depth: int = 0) -> tuple[ModuleFacts, Scope] | None:
         """The function or method a qualified name denotes, if the project defines it."""
@@ -165,3 +173,19 @@ class Project:
             target = self.resolve_call(facts, call)
             if target is not None:
                 yield call, target[0], target[1]
+
+
+def index_calls(
+    project: Project, modules: Iterable[ModuleFacts], skip: Callable[[CallSite], bool] = lambda call: False
+) -> dict[int, list[tuple[ModuleFacts, CallSite]]]:
+    """The calls of `modules` (minus those `skip` rules out) by the id of the project function
+    each runs; the functions live as long as the project that holds their modules."""
+    found: dict[int, list[tuple[ModuleFacts, CallSite]]] = {}
+    for facts in list(modules):
+        for call in facts.all_calls():
+            if skip(call):
+                continue
+            target = project.resolve_call(facts, call)
+            if target is not None:
+                found.setdefault(id(target[1]), []).append((facts, call))
+    return found

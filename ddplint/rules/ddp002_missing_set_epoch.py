@@ -310,14 +310,10 @@ def _callers_receiving(ctx: Context, facts: ModuleFacts, scope: Scope, names: _N
     roles = _returned_roles(scope, names)
     if not roles:
         return
-    for caller_facts in list(ctx.project.modules.values()):
-        for call in caller_facts.all_calls():
-            target = ctx.project.resolve_call(caller_facts, call)
-            if target is None or target[1] is not scope:
-                continue
-            received = _received_names(call, roles)
-            if received:
-                yield caller_facts, call.scope, _with_loaders(caller_facts, call.scope, received)
+    for caller_facts, call in ctx.project.calls_to(scope):
+        received = _received_names(call, roles)
+        if received:
+            yield caller_facts, call.scope, _with_loaders(caller_facts, call.scope, received)
 
 
 def _returned_roles(scope: Scope, names: _Names) -> dict[int | None, str]:
