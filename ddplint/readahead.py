@@ -80,7 +80,7 @@ def _load_shared(
     pool: Executor,
     folder: str | None,
     stored: set[Path],
-    then: Callable[[], object] = lambda: None,
+    then: Callable[[], object],
 ):
     futures: dict[Path, Future] = {}
     storing = linter.trees is not None and linter.trees.keep

@@ -133,7 +133,7 @@ def run(paths: list[str], settings: Settings, options: RunOptions | None = None)
         _check_in_process(
             linter, groups[0], check, options, result, cache, planned, outside, pool, check_others
         )
-        check_others()  # already done unless loading failed before it queued anything
+        check_others()  # loading has queued them already; this keeps any group from going unchecked
         by_name = {str(path): path for path in files}
         for group in others[0]:
             result.files.extend(group.files)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
+from inline_pool import InlinePool
 
 from ddplint import parallel, prefilter, readahead
 from ddplint.config import Settings
@@ -101,22 +101,6 @@ def test_a_run_leaves_the_callers_own_child_processes_alone(tmp_path: Path) -> N
         child.join(10)
 
 
-class _InlinePool:
-    """A pool whose one worker runs each task as it is given, noting which."""
-
-    def __init__(self) -> None:
-        self.tasks: list[str] = []
-
-    def submit(self, function, *args):
-        self.tasks.append(function.__name__)
-        future: Future = Future()
-        future.set_result(function(*args))
-        return future
-
-    def shutdown(self, wait: bool = True) -> None:
-        pass
-
-
 def test_the_other_groups_are_queued_behind_the_largest_groups_loading(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -133,7 +117,7 @@ def test_the_other_groups_are_queued_behind_the_largest_groups_loading(
         (tmp_path / f"script{index}.py").write_text(script)
     single = _report(tmp_path, 1)
     assert {d[3] for d in single} == {"DDP005"}
-    pool = _InlinePool()
+    pool = InlinePool()
     monkeypatch.setattr(readahead, "MIN_FILES", 4)
     monkeypatch.setattr(parallel, "start_pool", lambda workers: pool)
     assert _report(tmp_path, 2) == single

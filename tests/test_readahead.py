@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import tempfile
-from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
+from inline_pool import InlinePool
 
 from ddplint import readahead, treepickle
 from ddplint.config import Settings
@@ -91,15 +91,6 @@ def test_modules_kept_parsed_are_read_here_and_the_rest_shared(tmp_path: Path) -
     assert shared and sorted(shared + own) == sorted(paths)
 
 
-class _DoneAtOnce:
-    """A pool whose worker has finished each module by the time it is handed over."""
-
-    def submit(self, function, *args):
-        future: Future = Future()
-        future.set_result(function(*args))
-        return future
-
-
 def test_a_module_a_worker_has_loaded_is_received_before_this_process_loads_its_next(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -124,7 +115,7 @@ def test_a_module_a_worker_has_loaded_is_received_before_this_process_loads_its_
     monkeypatch.setattr(readahead, "_load_here", here)
     monkeypatch.setattr(readahead, "_received", receive)
     linter = Linter(Settings(root=tmp_path))
-    loaded = readahead._load_shared(linter, paths, _DoneAtOnce(), str(tmp_path), set())
+    loaded = readahead._load_shared(linter, paths, InlinePool(), str(tmp_path), set(), lambda: None)
     assert [path for path, _ in loaded] == paths
     assert events == [("here", own[0])] + [("received", p) for p in shared] + [("here", p) for p in own[1:]]
 
