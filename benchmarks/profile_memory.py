@@ -12,8 +12,10 @@ functions, classes and imports by name (a call resolved to its function). The un
 analysis keeping per-module summaries instead of trees would still need as trees at once.
 With `--by-type`, also what the loaded trees and facts are made of: the syntax tree nodes by
 class, and the other objects the facts hold by type, with their sizes as Python reports them
-(`sys.getsizeof`, plus the cycle collector's header where it has one). Linux only (resident
-memory from /proc).
+(`sys.getsizeof`, plus the cycle collector's header where it has one). With `--store`, also
+what keeping the loaded modules as compressed pickles instead of live trees would cost: the CPU
+seconds to pickle, compress, decompress and unpickle them all, and the bytes. Linux only
+(resident memory from /proc).
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ import gc
 import os
 import resource
 import sys
+import time
+import zlib
 from collections import Counter
 from pathlib import Path
 
-from ddplint import prefilter, readahead
+from ddplint import prefilter, readahead, treepickle
 from ddplint.config import Settings
 from ddplint.discovery import discover
 from ddplint.divergence.simulate import Simulator
@@ -115,7 +119,26 @@ def by_type(loaded: list, top: int = 12) -> list[tuple[str, int, int]]:
     return rows
 
 
-def profile(paths: list[str], types: bool = False) -> list[tuple[str, str]]:
+def store_costs(loaded: list) -> list[tuple[str, str]]:
+    """What holding `loaded` as compressed pickles, each read back once, would cost."""
+
+    def timed(work):
+        start = time.process_time()
+        out = work()
+        return out, time.process_time() - start
+
+    blobs, dumping = timed(lambda: [treepickle.dumps(facts) for facts in loaded])
+    packed, packing = timed(lambda: [zlib.compress(blob, 1) for blob in blobs])
+    _, unpacking = timed(lambda: [zlib.decompress(blob) for blob in packed])
+    _, reading = timed(lambda: [treepickle.loads(blob) for blob in blobs])
+    return [
+        ("pickled (trees + facts)", f"{sum(map(len, blobs)) / MIB:.0f} MB in {dumping:.1f} CPU s"),
+        ("compressed (zlib, level 1)", f"{sum(map(len, packed)) / MIB:.0f} MB in {packing:.1f} CPU s"),
+        ("read back: decompress + unpickle", f"{unpacking:.1f} + {reading:.1f} CPU s"),
+    ]
+
+
+def profile(paths: list[str], types: bool = False, store: bool = False) -> list[tuple[str, str]]:
     settings = Settings()
     linter = Linter(settings)
     files = discover(paths, settings).files
@@ -123,9 +146,9 @@ def profile(paths: list[str], types: bool = False) -> list[tuple[str, str]]:
     reads = Reads()
     gc.disable()  # as the `ddplint` command runs
     linter.keep_texts = False  # as a run that fixes nothing: texts are read back when asked for
-    before = resident_bytes()
+    before, started = resident_bytes(), time.process_time()
     loaded, _ = readahead.add_group(linter, kept)  # as the run loads a group in its own process
-    after_load = resident_bytes()
+    after_load, loading = resident_bytes(), time.process_time() - started
     for facts in loaded:
         reads.checking = facts.filename
         linter.check(facts)
@@ -145,12 +168,15 @@ def profile(paths: list[str], types: bool = False) -> list[tuple[str, str]]:
             "resident after loading (trees + facts)",
             f"{grown / MIB:.0f} MB ({grown / total:.0f} bytes a byte)",
         ),
+        ("loading (read, parse, facts)", f"{loading:.1f} CPU s"),
         ("added by the check", f"{(after_check - after_load) / MIB:.0f} MB"),
         ("peak resident", f"{peak / MIB:.0f} MB"),
         ("simulated by the divergence analysis", share(reads.simulated)),
         ("values traced from another module", share(reads.traced)),
         ("trees walked beyond their own check", share(reads.simulated | reads.traced)),
     ]
+    if store:  # after the memory figures: the pickles would count as the check's
+        rows += store_costs(loaded)
     if types:  # last: its own bookkeeping would count as the check's
         for kind, count, size in by_type(loaded):
             rows.append((f"{kind} (after the check)", f"{count:,} objects, {size / MIB:.1f} MB"))
@@ -163,8 +189,9 @@ def main() -> None:
     )
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--by-type", action="store_true", help="also what the trees and facts hold")
+    parser.add_argument("--store", action="store_true", help="also what a store of pickled trees costs")
     args = parser.parse_args()
-    rows = profile([str(p) for p in args.paths], types=args.by_type)
+    rows = profile([str(p) for p in args.paths], types=args.by_type, store=args.store)
     print("| measure | value |")
     print("| --- | --- |")
     for label, value in rows:
