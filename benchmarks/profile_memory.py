@@ -128,6 +128,7 @@ def store_costs(loaded: list) -> list[tuple[str, str]]:
         return out, time.process_time() - start
 
     blobs, dumping = timed(lambda: [treepickle.dumps(facts) for facts in loaded])
+    # Level 1, as ddplint.treecache keeps modules between runs.
     packed, packing = timed(lambda: [zlib.compress(blob, 1) for blob in blobs])
     _, unpacking = timed(lambda: [zlib.decompress(blob) for blob in packed])
     _, reading = timed(lambda: [treepickle.loads(blob) for blob in blobs])
