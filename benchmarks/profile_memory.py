@@ -30,12 +30,14 @@ import zlib
 from collections import Counter
 from pathlib import Path
 
-from ddplint import prefilter, readahead, treepickle
+from ddplint.analysis.divergence.simulate import Simulator
+from ddplint.analysis.origins import Origins
 from ddplint.config import Settings
-from ddplint.discovery import discover
-from ddplint.divergence.simulate import Simulator
-from ddplint.linter import Linter
-from ddplint.origins import Origins
+from ddplint.engine.checker import Linter
+from ddplint.run import prefilter
+from ddplint.run import shared_load as readahead
+from ddplint.run.discovery import discover
+from ddplint.syntax import pickling as treepickle
 
 MIB = 1024 * 1024
 
@@ -128,7 +130,7 @@ def store_costs(loaded: list) -> list[tuple[str, str]]:
         return out, time.process_time() - start
 
     blobs, dumping = timed(lambda: [treepickle.dumps(facts) for facts in loaded])
-    # Level 1, as ddplint.treecache keeps modules between runs.
+    # Level 1, as ddplint.run.cache.trees keeps modules between runs.
     packed, packing = timed(lambda: [zlib.compress(blob, 1) for blob in blobs])
     _, unpacking = timed(lambda: [zlib.decompress(blob) for blob in packed])
     _, reading = timed(lambda: [treepickle.loads(blob) for blob in blobs])

@@ -15,12 +15,13 @@ import gc
 import time
 from pathlib import Path
 
-from ddplint import positions, prefilter
 from ddplint.config import Settings
-from ddplint.discovery import discover
-from ddplint.facts import ModuleFacts
-from ddplint.linter import Linter, LoadError, parse_source, read_source
-from ddplint.names import module_name_for
+from ddplint.engine.checker import Linter, LoadError, parse_source, read_source
+from ddplint.model.facts import ModuleFacts
+from ddplint.model.names import module_name_for
+from ddplint.run import prefilter
+from ddplint.run.discovery import discover
+from ddplint.syntax import positions
 
 
 class Clock:
@@ -53,7 +54,7 @@ def profile(paths: list[str], clock: Clock) -> int:
             spent[0] += time.perf_counter() - begin
 
     positions.compute_spans = timed_spans
-    import ddplint.facts as facts_module
+    import ddplint.model.facts as facts_module
 
     facts_module.compute_spans = timed_spans
     gc.disable()

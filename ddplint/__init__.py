@@ -46,8 +46,8 @@ def lint_source(text: str, filename: str = "<stdin>.py", config: Config = None) 
     by default the built-in defaults are used. Returns the findings sorted by position.
     Raises `ddplint.config.ConfigError` for an invalid configuration.
     """
-    from ddplint.buffer import buffer_source
-    from ddplint.linter import Linter, LoadError
+    from ddplint.engine.checker import Linter, LoadError
+    from ddplint.run.buffer import buffer_source
 
     linter = Linter(_settings(config, None))
     try:
@@ -64,7 +64,7 @@ def lint_paths(paths: list[str | os.PathLike], config: Config = None) -> list[Di
     With `config` None, settings come from the nearest `pyproject.toml` with a `[tool.ddplint]`
     table above the first path, as the command line finds them.
     """
-    from ddplint.runner import run
+    from ddplint.run.runner import run
 
     targets = [str(p) for p in paths] or ["."]
     return run(targets, _settings(config, Path(targets[0]))).diagnostics

@@ -1,3 +1,3 @@
-from ddplint.cli import entry
+from ddplint.integrations.cli import entry
 
 entry()

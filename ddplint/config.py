@@ -134,7 +134,7 @@ def settings_from_table(table: dict, path: Path) -> Settings:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{path}: `{key}` must be a list of strings, got {value!r}")
         if key in ("exclude", "extend-exclude"):
-            from ddplint.discovery import compile_patterns
+            from ddplint.run.discovery import compile_patterns
 
             bad = compile_patterns(list(value))[1]
             if bad:
@@ -149,7 +149,7 @@ def settings_from_table(table: dict, path: Path) -> Settings:
 
 def _check_codes(settings: Settings, path: Path) -> None:
     """Name the file when a configured code matches no rule."""
-    from ddplint.selection import enabled_codes  # selection imports this module
+    from ddplint.rules.selection import enabled_codes  # selection imports this module
 
     try:
         enabled_codes(settings)

@@ -7,7 +7,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ddplint.source import Source
+    from ddplint.syntax.source import Source
 
 
 class Applicability(str, Enum):
@@ -76,7 +76,7 @@ class Diagnostic:
 
     @property
     def url(self) -> str:
-        from ddplint.pages import rule_url
+        from ddplint.rules.pages import rule_url
 
         return rule_url(self.code)
 

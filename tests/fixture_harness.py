@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from ddplint.config import Settings
-from ddplint.runner import RunOptions, run
+from ddplint.run.runner import RunOptions, run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MARKER = re.compile(r"#\s*error:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from ddplint.cli import main
+from ddplint.integrations.cli import main
 
 # One DDP001 finding on line 3, with a safe fix.
 GOOD = "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds, shuffle=True, sampler=s)\n"

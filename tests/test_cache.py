@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ddplint.cache import CACHE_DIR
 from ddplint.config import Settings
 from ddplint.diagnostics import Location
-from ddplint.runner import RunOptions, run
+from ddplint.run.cache.findings import CACHE_DIR
+from ddplint.run.runner import RunOptions, run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -100,7 +100,7 @@ def test_cached_runs_match_uncached_runs_before_and_after_a_helper_changes(tmp_p
 def test_a_warm_run_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _write(tmp_path, PROJECT)
     _findings(tmp_path, cache=True)
-    from ddplint.linter import Linter
+    from ddplint.engine.checker import Linter
 
     def refuse(self, filename, data=None):
         raise AssertionError(f"parsed {filename}")
@@ -111,8 +111,8 @@ def test_a_warm_run_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 def _parsed(monkeypatch: pytest.MonkeyPatch, folder: Path) -> list[str]:
     """The files the runs from now on parse (rather than read back from the cache)."""
-    from ddplint import neighbours
-    from ddplint.linter import Linter
+    from ddplint.engine import context_modules as neighbours
+    from ddplint.engine.checker import Linter
 
     parsed: list[str] = []
     real = Linter.facts_for
@@ -207,7 +207,7 @@ def test_a_buffer_reads_the_kept_context_and_keeps_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What flake8 in an editor and the language server run: one unsaved buffer in its project."""
-    from ddplint.buffer import check_buffer
+    from ddplint.run.buffer import check_buffer
 
     _write(tmp_path, {**PROJECT, "pkg/metrics.py": HELPER_REDUCING})
     settings = Settings(root=tmp_path)
@@ -248,7 +248,7 @@ def test_a_run_without_the_cache_may_read_the_kept_trees(
 
 
 def test_flakes_run_reads_the_kept_trees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ddplint import flake8_plugin
+    from ddplint.integrations import flake8_plugin
 
     _write(tmp_path, PROJECT)
     monkeypatch.chdir(tmp_path)  # flake8 in the project, as `ddplint check` was
@@ -267,9 +267,9 @@ def test_flakes_run_reads_the_kept_trees(tmp_path: Path, monkeypatch: pytest.Mon
 WARM_COMMAND = """
 import sys
 from pathlib import Path
-from ddplint import cli  # the command's own modules, as `ddplint check` loads them
+from ddplint.integrations import cli  # the command's own modules, as `ddplint check` loads them
 from ddplint.config import Settings
-from ddplint.runner import RunOptions, run
+from ddplint.run.runner import RunOptions, run
 
 folder = Path(sys.argv[1])
 result = run([str(folder)], Settings(root=folder), RunOptions(cache=True, context_budget=0))
@@ -294,7 +294,7 @@ def test_a_warm_run_selects_nothing_again(tmp_path: Path, monkeypatch: pytest.Mo
     # Files the prefilter skipped are stored as having no findings: nothing is outlined again.
     _write(tmp_path, PROJECT)
     cold = _findings(tmp_path, cache=True)
-    from ddplint import prefilter
+    from ddplint.run import prefilter
 
     def refuse(*args, **kwargs):
         raise AssertionError("selected again")
@@ -341,13 +341,13 @@ def test_other_settings_do_not_share_entries(tmp_path: Path) -> None:
 
 
 def test_other_ddplint_code_does_not_share_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ddplint.cache
+    import ddplint.run.cache.findings
 
     _write(tmp_path, PROJECT)
     _findings(tmp_path, cache=True)
     first = {p.name for p in (tmp_path / CACHE_DIR).iterdir() if p.is_dir()}
     # The same version number over other code: an install from a checkout between releases.
-    monkeypatch.setattr(ddplint.cache, "code_key", lambda: "other code")
+    monkeypatch.setattr(ddplint.run.cache.findings, "code_key", lambda: "other code")
     _findings(tmp_path, cache=True)
     second = {p.name for p in (tmp_path / CACHE_DIR).iterdir() if p.is_dir()}
     assert len(first) == 1

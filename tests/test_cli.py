@@ -388,7 +388,7 @@ def _exit_instead(code: int) -> None:
 
 def test_the_command_runs_with_the_cycle_collector_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """The process ends at once after the run: a collection would only walk the trees it held."""
-    from ddplint import cli
+    from ddplint.integrations import cli
 
     seen = []
     monkeypatch.setattr(cli, "main", lambda: seen.append(gc.isenabled()))
@@ -406,7 +406,7 @@ def test_the_language_server_runs_with_the_cycle_collector_on(monkeypatch: pytes
     pytest.importorskip("pygls", reason="`ddplint server` needs the lsp extra (pygls)")
     from click.testing import CliRunner
 
-    from ddplint import cli, server
+    from ddplint.integrations import cli, server
 
     seen = []
     monkeypatch.setattr(server, "serve", lambda: seen.append(gc.isenabled()))
@@ -451,7 +451,7 @@ def test_clean_finds_the_cache_of_the_project_a_path_belongs_to(tmp_path: Path) 
 def test_clean_says_when_it_cannot_remove_a_cache(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from ddplint import cli
+    from ddplint.integrations import cli
 
     assert ddplint_cli("check", cwd=project).returncode == 1
     monkeypatch.chdir(project)

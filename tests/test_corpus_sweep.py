@@ -30,8 +30,8 @@ import pytest
 
 from ddplint.config import DEFAULT_EXCLUDES, Settings
 from ddplint.diagnostics import INTERNAL_ERROR
-from ddplint.runner import RunOptions, run
-from ddplint.source import Source
+from ddplint.run.runner import RunOptions, run
+from ddplint.syntax.source import Source
 
 pytestmark = pytest.mark.slow
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ddplint import lint_source
-from ddplint.editing import client_units, disable_edit, noqa_line
+from ddplint.integrations.editing import client_units, disable_edit, noqa_line
 
 HEAD = "from torch.utils.data import DataLoader\n"
 

@@ -16,7 +16,7 @@ import libcst as cst
 import pytest
 from robust_support import GOOD, GOOD_FIXED, ddplint, good_finding
 
-from ddplint import fixer
+from ddplint.engine import fix as fixer
 from ddplint.rules import RULES_BY_CODE
 
 

@@ -91,7 +91,7 @@ def test_file_level_noqa_and_disable_noqa(tmp_path: Path) -> None:
 
 
 def test_an_internal_error_is_reported_not_raised(monkeypatch) -> None:
-    from ddplint import flake8_plugin
+    from ddplint.integrations import flake8_plugin
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -115,7 +115,7 @@ def test_a_folder_gets_the_findings_of_check(tmp_path: Path) -> None:
 @pytest.fixture
 def plugin(monkeypatch):
     """A Plugin class configured as flake8 would, over `filenames`; restored afterwards."""
-    from ddplint import flake8_plugin
+    from ddplint.integrations import flake8_plugin
 
     for name in ("options", "context_budget", "honour_noqa"):
         monkeypatch.setattr(flake8_plugin.Plugin, name, getattr(flake8_plugin.Plugin, name))
@@ -128,7 +128,7 @@ def plugin(monkeypatch):
 
 
 def _configured(filenames: list[str]):
-    from ddplint import flake8_plugin
+    from ddplint.integrations import flake8_plugin
 
     options = SimpleNamespace(filenames=filenames, ddplint_context_budget=2.0, disable_noqa=False)
     flake8_plugin.Plugin.parse_options(options)
@@ -143,7 +143,7 @@ def _found(cls, filename: str, text: str) -> list[tuple[int, int, str]]:
 @pytest.fixture
 def runs(monkeypatch) -> list:
     """The paths of every run ddplint's runner is asked for, in order."""
-    from ddplint import runner
+    from ddplint.run import runner
 
     asked: list = []
     real = runner.run
@@ -152,7 +152,7 @@ def runs(monkeypatch) -> list:
 
 
 def test_one_run_answers_every_file_flake8_was_given(tmp_path: Path, monkeypatch, plugin, runs) -> None:
-    from ddplint import flake8_plugin
+    from ddplint.integrations import flake8_plugin
 
     (tmp_path / "two.py").write_bytes(TWO.read_bytes())
     (tmp_path / "crlf.py").write_bytes(TWO.read_bytes().replace(b"\n", b"\r\n"))
@@ -180,7 +180,7 @@ def test_a_text_other_than_the_runs_is_checked_alone(tmp_path: Path, monkeypatch
 
 
 def test_stdin_is_checked_alone(monkeypatch, plugin) -> None:
-    from ddplint import flake8_plugin
+    from ddplint.integrations import flake8_plugin
 
     def no_run(*args):
         raise AssertionError("stdin needs no run over paths")
@@ -195,7 +195,7 @@ def test_flake8_runs_it_before_starting_its_workers(tmp_path: Path, monkeypatch,
     # Done while flake8 parses its options, in its own process: the workers it forks inherit it.
     from flake8.options.parse_args import parse_args
 
-    from ddplint import flake8_plugin
+    from ddplint.integrations import flake8_plugin
 
     (tmp_path / "two.py").write_bytes(TWO.read_bytes())
     monkeypatch.chdir(tmp_path)
@@ -217,7 +217,7 @@ def test_workers_that_inherit_nothing_ask_for_it_themselves(
     # Workers started afresh (macOS, Windows) would not inherit a run done before they start.
     from flake8.options.parse_args import parse_args
 
-    from ddplint import flake8_plugin
+    from ddplint.integrations import flake8_plugin
 
     (tmp_path / "two.py").write_bytes(TWO.read_bytes())
     monkeypatch.chdir(tmp_path)
@@ -230,7 +230,7 @@ def test_workers_that_inherit_nothing_ask_for_it_themselves(
 
 
 def test_a_failing_run_is_tried_once_and_each_file_checked_alone(tmp_path: Path, monkeypatch, plugin) -> None:
-    from ddplint import runner
+    from ddplint.run import runner
 
     (tmp_path / "a.py").write_bytes(TWO.read_bytes())
     (tmp_path / "b.py").write_bytes(TWO.read_bytes())

@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from ddplint import heap
+from ddplint.run import memory as heap
 
 PROGRAM = """
-import ddplint.heap as heap
+import ddplint.run.memory as heap
 def resident():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1])
@@ -53,8 +53,8 @@ def test_memory_goes_back_after_every_megabyte_of_source_parsed(monkeypatch) -> 
 
 
 def test_loading_a_group_here_counts_what_it_parsed(tmp_path, monkeypatch) -> None:
-    from ddplint.linter import Linter
-    from ddplint.readahead import load_group
+    from ddplint.engine.checker import Linter
+    from ddplint.run.shared_load import load_group
 
     paths = []
     for name, text in (("a.py", "import torch\n"), ("b.py", "x = 1\n"), ("broken.py", "def (\n")):

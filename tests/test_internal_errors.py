@@ -6,7 +6,7 @@ from pathlib import Path
 
 from robust_support import GOOD, GOOD_FIXED, ddplint, good_finding
 
-from ddplint import facts as facts_module
+from ddplint.model import facts as facts_module
 from ddplint.rules import RULES_BY_CODE
 
 
@@ -78,7 +78,7 @@ def test_crash_while_reading_a_module(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_crash_while_fixing_leaves_the_file_and_fixes_the_others(tmp_path: Path, monkeypatch) -> None:
-    from ddplint import runner
+    from ddplint.run import runner
 
     real = runner.fix_module
 

@@ -189,7 +189,9 @@ def test_syntax_error_is_a_diagnostic_not_a_crash(tmp_path: Path) -> None:
 def test_server_without_pygls_says_which_extra_to_install() -> None:
     import subprocess
 
-    code = "import sys; sys.modules['pygls'] = None; from ddplint.cli import main; main(['server'])"
+    code = (
+        "import sys; sys.modules['pygls'] = None; from ddplint.integrations.cli import main; main(['server'])"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "pip install 'ddplint[lsp]'" in done.stderr

@@ -8,9 +8,9 @@ from pathlib import Path
 from surfaces import DATA
 
 from ddplint.config import Settings
-from ddplint.linter import Linter
-from ddplint.neighbours import import_root, load_neighbours, module_files
-from ddplint.runner import RunOptions, run
+from ddplint.engine.checker import Linter
+from ddplint.engine.context_modules import import_root, load_neighbours, module_files
+from ddplint.run.runner import RunOptions, run
 
 
 def copy_package(tmp_path: Path) -> Path:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ddplint.analysis.divergence.domain import Kind, OriginLabel, Val, join
 from ddplint.config import Settings
-from ddplint.divergence.values import Kind, OriginLabel, Val, join
-from ddplint.runner import RunOptions, run
+from ddplint.run.runner import RunOptions, run
 
 
 def _label(label: str, node: object, line: int, asked: list[object]) -> OriginLabel:

@@ -10,10 +10,10 @@ import pytest
 from surfaces import EXAMPLE_FINDINGS, REPO, TWO, run
 
 from ddplint import lint_source
-from ddplint.pages import page_sections
 from ddplint.report.github import annotation, escape_data, escape_property
 from ddplint.report.sarif import sarif_log
 from ddplint.rules import ALL_RULES
+from ddplint.rules.pages import page_sections
 
 SARIF_SCHEMA = REPO.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
 

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from inline_pool import InlinePool
 
-from ddplint import parallel, prefilter, readahead
 from ddplint.config import Settings
-from ddplint.runner import RunOptions, run
+from ddplint.run import prefilter
+from ddplint.run import shared_load as readahead
+from ddplint.run import workers as parallel
+from ddplint.run.runner import RunOptions, run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

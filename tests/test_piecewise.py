@@ -8,9 +8,9 @@ import libcst as cst
 import pytest
 from fixture_harness import FIXTURES
 
-from ddplint import piecewise
-from ddplint.piecewise import parse_in_pieces
-from ddplint.safeparse import parse_module
+from ddplint.syntax import pieces as piecewise
+from ddplint.syntax.parse import parse_module
+from ddplint.syntax.pieces import parse_in_pieces
 
 FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))
 

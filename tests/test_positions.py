@@ -7,9 +7,9 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ddplint.facts import ModuleFacts, child_nodes
-from ddplint.positions import compute_spans, locate
-from ddplint.source import Source
+from ddplint.model.facts import ModuleFacts, child_nodes
+from ddplint.syntax.positions import compute_spans, locate
+from ddplint.syntax.source import Source
 
 NESTED = textwrap.dedent(
     """\

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ddplint import prefilter
 from ddplint.config import Settings
-from ddplint.linter import Linter, LoadError
-from ddplint.outline import MODULE, Outline, outline
-from ddplint.runner import RunOptions, run
+from ddplint.engine.checker import Linter, LoadError
+from ddplint.run import prefilter
+from ddplint.run.outline import MODULE, Outline, outline
+from ddplint.run.runner import RunOptions, run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ddplint.linter import Linter
-from ddplint.project import Project
-from ddplint.source import Source
+from ddplint.engine.checker import Linter
+from ddplint.model.project import Project
+from ddplint.syntax.source import Source
 
 
 def _facts(name: str, text: str):

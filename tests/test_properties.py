@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from ddplint.config import Settings
 from ddplint.diagnostics import INTERNAL_ERROR
-from ddplint.runner import RunOptions, run
-from ddplint.safeparse import parse_module
+from ddplint.run.runner import RunOptions, run
+from ddplint.syntax.parse import parse_module
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE_TEXTS = sorted(

@@ -77,7 +77,7 @@ def test_lint_paths_finds_the_nearest_config(tmp_path: Path) -> None:
 
 def test_a_linted_source_leaves_no_project_alive() -> None:
     """Editors and flake8 lint file after file in one process: nothing may outlive a check."""
-    from ddplint.project import Project
+    from ddplint.model.project import Project
 
     def alive() -> int:
         gc.collect()

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from inline_pool import InlinePool
 
-from ddplint import readahead, treepickle
 from ddplint.config import Settings
-from ddplint.linter import Linter, LoadError
-from ddplint.runner import RunOptions, run
+from ddplint.engine.checker import Linter, LoadError
+from ddplint.run import shared_load as readahead
+from ddplint.run.runner import RunOptions, run
+from ddplint.syntax import pickling as treepickle
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -121,7 +122,7 @@ def test_a_module_a_worker_has_loaded_is_received_before_this_process_loads_its_
 
 
 def test_a_worker_keeps_what_it_parses(tmp_path: Path) -> None:
-    from ddplint.treecache import TreeCache
+    from ddplint.run.cache.trees import TreeCache
 
     path = FIXTURES / "DDP005" / "bad_barrier_on_rank_zero.py"
     settings = Settings(root=FIXTURES)

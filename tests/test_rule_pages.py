@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import ddplint
-from ddplint.pages import page_sections, rule_page
 from ddplint.rules import ALL_RULES
+from ddplint.rules.pages import page_sections, rule_page
 
 SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References"]
 CODES = [rule.code for rule in ALL_RULES]
@@ -96,9 +96,9 @@ def test_wheel_ships_the_rule_pages(tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(site)
     launcher = (
-        "import sys; sys.path.insert(0, sys.argv.pop(1)); import ddplint, ddplint.cli; "
+        "import sys; sys.path.insert(0, sys.argv.pop(1)); import ddplint, ddplint.integrations.cli; "
         "assert ddplint.__file__.startswith(sys.path[0]), ddplint.__file__; "
-        "sys.argv[0] = 'ddplint'; ddplint.cli.main()"
+        "sys.argv[0] = 'ddplint'; ddplint.integrations.cli.main()"
     )
     pages = sorted((root / "rules").glob("DDP*.md"))
     assert pages

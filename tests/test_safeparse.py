@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 from fixture_harness import FIXTURES
 
-from ddplint.safeparse import parse_module
+from ddplint.syntax.parse import parse_module
 
 FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))
 

@@ -54,7 +54,7 @@ def test_ddplint_does_not_import_torch_or_the_analysed_modules(tmp_path: Path) -
     _plant(project, tmp_path / "marker")
     script = (
         "import sys\n"
-        "from ddplint.runner import run\n"
+        "from ddplint.run.runner import run\n"
         "from ddplint.config import Settings\n"
         "run(['.'], Settings())\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pkg', 'helpers', 'setup'))\n"

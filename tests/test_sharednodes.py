@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddplint.safeparse import parse_module
-from ddplint.sharednodes import shared_whitespace
+from ddplint.syntax.parse import parse_module
+from ddplint.syntax.sharing import shared_whitespace
 
 TEXT = "a = 1  # one\nb = 2  # two\n\n\nc = [1, 2, 3]\nd = 4\n"
 

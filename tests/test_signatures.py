@@ -7,7 +7,7 @@ import inspect
 
 import pytest
 
-from ddplint.signatures import SIGNATURES
+from ddplint.model.signatures import SIGNATURES
 
 torch = pytest.importorskip("torch")
 

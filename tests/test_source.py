@@ -10,10 +10,10 @@ import pytest
 from fixture_harness import FIXTURES
 
 from ddplint.config import Settings
-from ddplint.linter import Linter
+from ddplint.engine.checker import Linter
 from ddplint.report.full import render_full
-from ddplint.runner import RunOptions, run
-from ddplint.source import Source
+from ddplint.run.runner import RunOptions, run
+from ddplint.syntax.source import Source
 
 TEXT = (
     "# café\nimport torch.distributed as dist\n\n\ndef f(rank):\n    if rank == 0:\n        dist.barrier()\n"

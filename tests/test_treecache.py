@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ddplint import treecache
 from ddplint.config import Settings
-from ddplint.linter import Linter, LoadError
-from ddplint.treecache import TreeCache
+from ddplint.engine.checker import Linter, LoadError
+from ddplint.run.cache import trees as treecache
+from ddplint.run.cache.trees import TreeCache
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRAIN = FIXTURES / "DDP005" / "bad_barrier_on_rank_zero.py"
@@ -160,7 +160,7 @@ class _Rewritten:
 def test_a_foreign_tree_changes_no_other_tree(tmp_path: Path, parsed: list[str]) -> None:
     from libcst import MaybeSentinel
 
-    from ddplint import sharednodes
+    from ddplint.syntax import sharing as sharednodes
 
     _linter(tmp_path).load(str(TRAIN))
     other = FIXTURES / "DDP001" / "batch_sampler_with_shuffle.py"
@@ -236,7 +236,7 @@ def test_a_cache_folder_that_cannot_be_read_costs_a_parse(
         ("builtins", "eval"),
         ("posix", "system"),
         ("libcst._parser.entrypoints", "parse_module"),  # a function of libcst, not a node
-        ("ddplint.facts", "Path"),  # a class our module imports, not one of our facts
+        ("ddplint.model.facts", "Path"),  # a class our module imports, not one of our facts
     ],
 )
 def test_a_kept_tree_may_name_only_nodes_and_facts(module: str, name: str) -> None:
@@ -246,7 +246,7 @@ def test_a_kept_tree_may_name_only_nodes_and_facts(module: str, name: str) -> No
     with pytest.raises(pickle.UnpicklingError):
         unpickler.find_class(module, name)
     assert unpickler.find_class("libcst._nodes.expression", "Name").__name__ == "Name"
-    assert unpickler.find_class("ddplint.facts", "Scope").__name__ == "Scope"
+    assert unpickler.find_class("ddplint.model.facts", "Scope").__name__ == "Scope"
 
 
 def test_a_cache_that_cannot_be_written_costs_nothing_but_the_parse(

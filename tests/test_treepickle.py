@@ -7,8 +7,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from ddplint import treepickle
-from ddplint.safeparse import parse_module
+from ddplint.syntax import pickling as treepickle
+from ddplint.syntax.parse import parse_module
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures").rglob("*.py"))
 TEXT = "x = 1  # one\ny = 2  # two\n\n\ndef f(a, b):\n    return a + b\n"

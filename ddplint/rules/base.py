@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from ddplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
-from ddplint.lazycst import cst
+from ddplint.syntax.lazycst import cst
 
 if TYPE_CHECKING:
     from ddplint.config import Settings
-    from ddplint.facts import ModuleFacts
-    from ddplint.project import Project
+    from ddplint.model.facts import ModuleFacts
+    from ddplint.model.project import Project
 
 
 class Rule(ABC):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from ddplint.diagnostics import Applicability
-from ddplint.facts import Scope
-from ddplint.lazycst import cst
-from ddplint.names import dotted_name
+from ddplint.model.expressions import Nullness, is_none, literal_bool, nullness
+from ddplint.model.facts import Scope
+from ddplint.model.names import dotted_name
+from ddplint.model.signatures import BoundArgs
 from ddplint.rules.base import Context, Rule
-from ddplint.signatures import BoundArgs
-from ddplint.values import Nullness, is_none, literal_bool, nullness
+from ddplint.syntax.lazycst import cst
 
 DATALOADER = "torch.utils.data.DataLoader"
 # What `DataLoader.__init__` raises, word for word (torch 2.13).

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddplint.diagnostics import Applicability
-from ddplint.facts import CallSite, Loop, ModuleFacts, Scope
-from ddplint.lazycst import cst
-from ddplint.names import dotted_name
+from ddplint.model.expressions import assignment_target, bound_values, is_none, literal_bool, returned_values
+from ddplint.model.facts import CallSite, Loop, ModuleFacts, Scope
+from ddplint.model.names import dotted_name
+from ddplint.model.signatures import SIGNATURES, bind
 from ddplint.rules.base import Context, Rule
-from ddplint.signatures import SIGNATURES, bind
-from ddplint.values import assignment_target, bound_values, is_none, literal_bool, returned_values
+from ddplint.syntax.lazycst import cst
 
 SAMPLER = "torch.utils.data.DistributedSampler"
 DATALOADER = "torch.utils.data.DataLoader"

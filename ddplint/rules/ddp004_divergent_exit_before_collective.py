@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from ddplint.catalogue import DDP_WRAPPERS
+from ddplint.analysis.divergence.analysis import Finding, ops_label
+from ddplint.analysis.divergence.triggers import collective_triggers
 from ddplint.diagnostics import Applicability
-from ddplint.divergence.analysis import Finding, ops_label
-from ddplint.divergence.triggers import collective_triggers
-from ddplint.lazycst import cst
-from ddplint.names import dotted_name
+from ddplint.model.catalogue import DDP_WRAPPERS
+from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context
 from ddplint.rules.divergence_base import DivergenceRule, quoted, where
+from ddplint.syntax.lazycst import cst
 
 
 class DivergentExitBeforeCollective(DivergenceRule):
@@ -120,7 +120,7 @@ def _alias(facts, module: str) -> str | None:
 
 def _device(facts, test: cst.BaseExpression) -> str | None:
     """Where to build the flag: a tensor named in the condition, or a `device` in scope."""
-    from ddplint.facts import child_nodes
+    from ddplint.model.facts import child_nodes
 
     stack = [test]
     while stack:

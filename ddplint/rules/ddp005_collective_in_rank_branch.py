@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from ddplint.analysis.divergence.analysis import Finding, ops_label
+from ddplint.analysis.divergence.seq import Op
+from ddplint.analysis.divergence.triggers import collective_triggers
 from ddplint.diagnostics import Applicability, Edit
-from ddplint.divergence.analysis import Finding, ops_label
-from ddplint.divergence.seq import Op
-from ddplint.divergence.triggers import collective_triggers
-from ddplint.lazycst import cst
-from ddplint.names import dotted_name
+from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context
 from ddplint.rules.divergence_base import DivergenceRule, quoted, where
+from ddplint.syntax.lazycst import cst
 
 DDP_NOTE = (
     " (a call of the DDP-wrapped model broadcasts its buffers, e.g. BatchNorm statistics, from "
@@ -149,7 +149,7 @@ def _enclosing_if(facts, test: cst.CSTNode) -> cst.If | None:
 
 
 def _ifs(root):
-    from ddplint.facts import child_nodes
+    from ddplint.model.facts import child_nodes
 
     stack = [root]
     while stack:
@@ -178,7 +178,7 @@ def _statement_of(branch: cst.If, call: cst.CSTNode) -> cst.CSTNode | None:
 
 def _arguments_defined_before(call: cst.Call, body: cst.IndentedBlock, statement) -> bool:
     """Every name the call reads is bound before the branch (not inside it)."""
-    from ddplint.facts import child_nodes
+    from ddplint.model.facts import child_nodes
 
     assigned: set[str] = set()
     for stmt in body.body:

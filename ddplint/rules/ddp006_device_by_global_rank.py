@@ -12,11 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ddplint.catalogue import DDP_WRAPPERS
-from ddplint.diagnostics import Applicability
-from ddplint.facts import ModuleFacts, Scope, child_nodes
-from ddplint.lazycst import cst
-from ddplint.origins import (
+from ddplint.analysis.origins import (
     GLOBAL,
     GLOBAL_RANK_ATTRS,
     GLOBAL_RANK_CALLS,
@@ -25,8 +21,12 @@ from ddplint.origins import (
     LOCAL,
     Origin,
 )
+from ddplint.diagnostics import Applicability
+from ddplint.model.catalogue import DDP_WRAPPERS
+from ddplint.model.expressions import bound_values
+from ddplint.model.facts import ModuleFacts, Scope, child_nodes
 from ddplint.rules.base import Context, Rule
-from ddplint.values import bound_values
+from ddplint.syntax.lazycst import cst
 
 # Calls whose first argument is a device.
 SET_DEVICE = frozenset(

@@ -9,14 +9,14 @@ longer pair up, and the others wait for one the skipping rank never calls. A swa
 
 from __future__ import annotations
 
-from ddplint import catalogue as cat
-from ddplint.divergence.triggers import collective_triggers
-from ddplint.facts import CallSite, ModuleFacts, Scope, child_nodes
-from ddplint.lazycst import cst
-from ddplint.names import dotted_name
+from ddplint.analysis.divergence.triggers import collective_triggers
+from ddplint.model import catalogue as cat
+from ddplint.model.expressions import constructed_by
+from ddplint.model.facts import CallSite, ModuleFacts, Scope, child_nodes
+from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context, Rule
 from ddplint.rules.divergence_base import quoted
-from ddplint.values import constructed_by
+from ddplint.syntax.lazycst import cst
 
 # Exceptions that do not come from a failing step: the end of an iterator, Ctrl-C (which every
 # rank receives), an exit in progress.

@@ -15,11 +15,11 @@ loader is built on a path that tests whether the run is distributed.
 
 from __future__ import annotations
 
-from ddplint.facts import ModuleFacts, Scope, child_nodes
-from ddplint.lazycst import cst
-from ddplint.names import dotted_name
+from ddplint.model.expressions import Nullness, literal_bool, nullness, returned_values
+from ddplint.model.facts import ModuleFacts, Scope, child_nodes
+from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context, Rule
-from ddplint.values import Nullness, literal_bool, nullness, returned_values
+from ddplint.syntax.lazycst import cst
 
 DATALOADER = "torch.utils.data.DataLoader"
 INIT_PROCESS_GROUP = "torch.distributed.init_process_group"

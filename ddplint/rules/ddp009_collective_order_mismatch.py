@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ddplint.analysis.divergence.analysis import Finding, op_label
+from ddplint.analysis.divergence.triggers import collective_triggers
 from ddplint.diagnostics import Applicability
-from ddplint.divergence.analysis import Finding, op_label
-from ddplint.divergence.triggers import collective_triggers
 from ddplint.rules.base import Context
 from ddplint.rules.divergence_base import DivergenceRule
 

@@ -9,11 +9,11 @@ samples are seen by no rank in that epoch. Nothing hangs; the data is silently d
 
 from __future__ import annotations
 
+from ddplint.analysis.origins import RANDOM
 from ddplint.diagnostics import Applicability
-from ddplint.lazycst import cst
-from ddplint.origins import RANDOM
+from ddplint.model.expressions import literal_bool
 from ddplint.rules.base import Context, Rule
-from ddplint.values import literal_bool
+from ddplint.syntax.lazycst import cst
 
 SAMPLER = "torch.utils.data.DistributedSampler"
 SEED_POSITION = 4  # dataset, num_replicas, rank, shuffle, seed, drop_last

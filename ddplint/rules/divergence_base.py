@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ddplint.divergence.analysis import Finding
-from ddplint.facts import ModuleFacts
-from ddplint.lazycst import cst
+from ddplint.analysis.divergence.analysis import Finding
+from ddplint.model.facts import ModuleFacts
 from ddplint.rules.base import Context, Rule
+from ddplint.syntax.lazycst import cst
 
 
 class DivergenceRule(Rule):

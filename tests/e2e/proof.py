@@ -10,7 +10,7 @@ from cases import Case
 from click.testing import CliRunner
 from harness import Outcome, run_ranks
 
-from ddplint.cli import main as ddplint_main
+from ddplint.integrations.cli import main as ddplint_main
 
 
 def ddplint(*args: str) -> tuple[int, str]:

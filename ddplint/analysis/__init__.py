@@ -1,0 +1,1 @@
+"""Whole-project analyses, built once per project state."""

@@ -1,0 +1,617 @@
+"""The project-wide analysis: per-function summaries, and the findings of every function.
+
+Each function is simulated as rank 0 and as any other rank; callees are summarised for the
+same class (memoised per calling context, recursion cut), so summaries of one file depend only
+on that file and the summaries of what it calls.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from ddplint.analysis.divergence import sharding
+from ddplint.analysis.divergence.domain import Kind, Val
+from ddplint.analysis.divergence.seq import (
+    Choice,
+    Exit,
+    Loop,
+    Op,
+    Seq,
+    aborts,
+    choice_nodes,
+    has_ops,
+    linearize,
+    walk,
+)
+from ddplint.analysis.divergence.simulate import Simulator
+from ddplint.model import catalogue as cat
+from ddplint.model.expressions import constructed_by
+from ddplint.model.facts import ModuleFacts, Scope
+from ddplint.model.names import dotted_name
+from ddplint.syntax.lazycst import cst
+
+MAX_DEPTH = 12  # nested summaries being computed at once
+
+
+@dataclass
+class Summary:
+    seq: Seq
+    ret: Val
+    complete: bool = True
+    split_findings: list = field(default_factory=list)
+    shard_findings: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Finding:
+    """A divergence found in one function; the rules turn these into diagnostics and fixes."""
+
+    code: str  # DDP004 or DDP005
+    kind: str  # "rank-only", "exit", "branch", "loop", "order", "split-barrier"
+    facts: ModuleFacts  # where it is reported
+    node: cst.CSTNode
+    ops: list[Op]  # the collectives one side performs and the other does not
+    choice: Choice | None = None
+    exit: Exit | None = None
+    notes: list[str] = field(default_factory=list)
+    cond: Val | None = None
+    other_ops: list[Op] = field(default_factory=list)  # "order": what the other side runs instead
+    only_rank_zero: bool = True
+    exits: list[Exit] = field(default_factory=list)  # early exits that made the difference
+    block: cst.CSTNode | None = None  # the split-barrier `with` statement, or the uneven loop
+    block_facts: ModuleFacts | None = None
+
+
+class Analysis:
+    def __init__(self, project, settings=None) -> None:
+        self.project = project
+        self.user_collectives = frozenset(getattr(settings, "collectives", None) or ())
+        self.user_predicates = frozenset(getattr(settings, "rank_predicates", None) or ())
+        self._summaries: dict[tuple, Summary] = {}
+        self._running: set[tuple] = set()
+        self._globals: dict[tuple, Val | None] = {}
+        self._findings: dict[str, list[Finding]] | None = None
+        self._flags: dict[int, tuple[bool, bool, bool]] = {}
+        self._distributed: set[str] | None = None
+
+    # Facts the simulator asks for -----------------------------------------------------------
+
+    def distributed(self, facts: ModuleFacts) -> bool:
+        """Is this module part of a program that wraps a model for data parallelism?
+
+        Then `backward()` all-reduces gradients. True for a module that wraps (DDP, FSDP,
+        DeepSpeed, accelerate) and for every project module it imports, directly or not.
+        """
+        if self._distributed is None:
+            wrappers = cat.DDP_WRAPPERS | cat.DISTRIBUTED_ENGINES
+            files = self.project.files.values()
+            todo: list = [f for f in files if any(call.name in wrappers for call in f.all_calls())]
+            reached: set[str] = set()  # file names, and names of modules the run did not load
+            while todo:
+                module = todo.pop()
+                unloaded = isinstance(module, str)
+                key = module if unloaded else module.filename
+                if key in reached:
+                    continue
+                reached.add(key)
+                targets = self.project.unloaded[module] if unloaded else module.imports.aliases.values()
+                todo.extend(self._imported(targets))
+            self._distributed = reached
+        return facts.filename in self._distributed
+
+    def _imported(self, targets) -> list:
+        """The project modules `targets` (what import statements bind) name: loaded ones as
+        facts, the ones the run skipped (see ddplint.run.prefilter) by name."""
+        found: list = []
+        for target in targets:
+            parts = target.split(".")
+            for cut in range(len(parts), 0, -1):
+                name = ".".join(parts[:cut])
+                module = self.project.modules.get(name)
+                if module is not None or name in self.project.unloaded:
+                    found.append(module or name)
+                    break
+        return found
+
+    def flags(self, facts: ModuleFacts, scope: Scope, depth: int = 0) -> tuple[bool, bool, bool]:
+        """(may reach a collective, may return a rank or data value, calls a parameter).
+
+        Name-level and transitive over project calls: cheap, and a function with none of the
+        three needs no simulation at all (its sequence is empty, its result follows its inputs).
+        """
+        key = id(scope)
+        known = self._flags.get(key)
+        if known is not None:
+            return known
+        self._flags[key] = (False, False, False)  # a cycle contributes nothing new
+        reach = calls_param = False
+        special = bool(scope.rank_names)
+        params = set(scope.params)
+        for call in scope.calls:
+            if not reach and self._direct_collective(facts, scope, call):
+                reach = True
+            name = call.name or ""
+            if name in cat.DATA_CALLS or name in cat.RANK_CALLS or name in cat.MAIN_CALLS:
+                special = True
+            if name in params:
+                calls_param = True
+            target = self.project.resolve_call(facts, call) if depth < 30 else None
+            if target is not None:
+                r, m, p = self.flags(target[0], target[1], depth + 1)
+                reach = reach or r
+                special = special or m
+                if p and any(dotted_name(arg.value) in params for arg in call.node.args):
+                    calls_param = True
+        result = (reach, special, calls_param)
+        self._flags[key] = result
+        return result
+
+    def _direct_collective(self, facts: ModuleFacts, scope: Scope, call) -> bool:
+        name = call.name or ""
+        if self.is_collective(name) or name in cat.DDP_WRAPPERS or name in cat.DISTRIBUTED_ENGINES:
+            return True
+        method = call.method or ""
+        receiver = (call.receiver or "").lower()
+        if method == "backward" or method == "forward":
+            return True
+        if method in cat.ACCELERATE_COLLECTIVES and "accelerator" in receiver:
+            return True
+        if method in cat.DEEPSPEED_COLLECTIVES and "engine" in receiver:
+            return True
+        if method == "barrier" and receiver.endswith("strategy"):
+            return True
+        if receiver == "self" and (method in cat.LIGHTNING_COLLECTIVES or method == "log"):
+            return True
+        # A call of a DDP-wrapped module held in a local, a global or a `self.` attribute.
+        return (
+            any(
+                constructed_by(facts, scope, value, wrapper)
+                for value in facts.values_of(scope, name)
+                for wrapper in cat.DDP_WRAPPERS
+            )
+            if name and "." not in name.replace("self.", "", 1)
+            else False
+        )
+
+    def shard_of(self, facts: ModuleFacts, scope: Scope) -> tuple | None:
+        """The split, when calling this yields only this rank's share (a class or a generator)."""
+        key = ("shard", id(scope))
+        if key in self._globals:
+            return self._globals[key]
+        site = None
+        node = scope.node
+        if isinstance(node, cst.FunctionDef):
+            if node.name.value == "__init__" and scope.class_name is not None:
+                site = sharding.class_shard_site(self.project, facts, scope.class_name)
+            elif scope.is_generator:
+                found = sharding.shard_site(facts, scope)
+                site = (facts, found) if found is not None else None
+        self._globals[key] = site
+        return site
+
+    def is_collective(self, qualified: str) -> bool:
+        return (
+            qualified in cat.TORCH_COLLECTIVES_QUALIFIED
+            or qualified in cat.OTHER_COLLECTIVES
+            or qualified in self.user_collectives
+        )
+
+    def is_rank_predicate(self, qualified: str, kind: str) -> bool:
+        return kind == "main" and qualified in self.user_predicates
+
+    def is_loader(self, facts: ModuleFacts, scope: Scope, node: cst.BaseExpression) -> bool:
+        name = dotted_name(node)
+        if name is None:
+            return False
+        for value in facts.values_of(scope, name):
+            if constructed_by(facts, scope, value, "torch.utils.data.DataLoader"):
+                return True
+        return False
+
+    def resolve(self, facts: ModuleFacts, scope: Scope, func: cst.BaseExpression, receiver: Val | None):
+        dotted = dotted_name(func)
+        if dotted is None:
+            return None
+        name = facts.imports.resolve_dotted(dotted)
+        if name.split(".", 1)[0] in ("torch", "os", "sys", "time", "math", "numpy", "random"):
+            return None
+        return self.project.resolve_name(facts, scope, name)
+
+    def class_attr(self, facts: ModuleFacts, class_name: str, attr: str, rank_zero: bool) -> Val | None:
+        key = ("attr", id(facts), class_name, attr, rank_zero)
+        if key in self._globals:
+            return self._globals[key]
+        values = facts.class_attrs.get(class_name, {}).get(attr)
+        if not values:
+            return None
+        self._globals[key] = None  # recursion guard
+        scope = Scope("", facts.tree, None, class_name)
+        result = self._evaluate_all(Simulator(self, facts, scope, rank_zero), values)
+        self._globals[key] = result
+        return result
+
+    def module_global(self, facts: ModuleFacts, name: str, rank_zero: bool) -> Val | None:
+        if name in facts.functions or name in facts.classes or name in facts.imports.aliases:
+            return None
+        values = facts.module_scope.assignments.get(name)
+        if not values:
+            return None
+        key = ("global", id(facts), name, rank_zero)
+        if key in self._globals:
+            return self._globals[key]
+        self._globals[key] = None  # recursion guard
+        result = self._evaluate_all(Simulator(self, facts, facts.module_scope, rank_zero), values)
+        self._globals[key] = result
+        return result
+
+    @staticmethod
+    def _evaluate_all(sim: Simulator, values) -> Val | None:
+        """Every value a name is assigned anywhere, joined: what it may hold when read."""
+        result = None
+        for value in values:
+            v = sim.eval(value)
+            result = v if result is None else _join(result, v)
+        return result
+
+    def summary(self, facts: ModuleFacts, scope: Scope, rank_zero: bool, args: tuple) -> Summary:
+        signature = tuple(_arg_key(a) for a in args)
+        key = (id(scope), rank_zero, signature)
+        found = self._summaries.get(key)
+        if found is not None:
+            return found
+        if key in self._running or len(self._running) > MAX_DEPTH:
+            return Summary((), Val(Kind.UNIFORM), complete=False)  # recursion: cut the cycle
+        self._running.add(key)
+        try:
+            context = tuple(_context_value(a) for a in args)
+            result = Simulator(self, facts, scope, rank_zero, context).run()
+        finally:
+            self._running.discard(key)
+        self._summaries[key] = result
+        return result
+
+    # Findings -----------------------------------------------------------------------------
+
+    def findings_for(self, facts: ModuleFacts) -> list[Finding]:
+        if self._findings is None:
+            # A callee's branch is seen again from every caller: keep one finding per place,
+            # the one seen from the closest function (shortest call chain).
+            best: dict[int, Finding] = {}
+            for module in self.project.files.values():
+                for scope in module.scopes:
+                    for finding in self._check(module, scope):
+                        key = id(finding.choice.node) if finding.choice is not None else id(finding.node)
+                        known = best.get(key)
+                        if known is None or _chain_length(finding) < _chain_length(known):
+                            best[key] = finding
+            self._findings = {}
+            reported: set[int] = set()
+            for finding in best.values():
+                if id(finding.node) in reported:
+                    continue
+                reported.add(id(finding.node))
+                self._findings.setdefault(finding.facts.filename, []).append(finding)
+        return self._findings.get(facts.filename, [])
+
+    def _check(self, facts: ModuleFacts, scope: Scope) -> list[Finding]:
+        if not self.flags(facts, scope)[0]:
+            return []  # no collective within reach: every rank runs the same (empty) sequence
+        no_args = tuple(None for _ in scope.params)
+        zero = self.summary(facts, scope, True, no_args)
+        other = self.summary(facts, scope, False, no_args)
+        if not (zero.complete and other.complete):
+            return []  # part of it could not be summarised: comparing would invent differences
+        findings = self._compare(facts, scope, zero.seq, other.seq)
+        for summary in (zero, other):
+            findings.extend(_divergent_choices(summary.seq))
+            for (shard_facts, shard_node), loop, ops in summary.shard_findings:
+                findings.append(
+                    Finding("DDP003", "uneven", shard_facts, shard_node, ops, block=loop, block_facts=facts)
+                )
+            for op, block in summary.split_findings:
+                findings.append(Finding("DDP005", "split-barrier", op.facts, op.site, [op], block=block))
+        return findings
+
+    def _compare(self, facts: ModuleFacts, scope: Scope, zero: Seq, other: Seq) -> list[Finding]:
+        shared = choice_nodes(zero) & choice_nodes(other)
+        a = linearize(zero, ignore_params=True, shared=shared)
+        b = linearize(other, ignore_params=True, shared=shared)
+        keys_a, keys_b = [t.key for t in a], [t.key for t in b]
+        if keys_a == keys_b:
+            return []
+
+        # Only this function's own early exits under a rank test explain a difference here:
+        # an exit that rank 0 takes explains what rank 0 lacks, and likewise for the others.
+        def own_exits(seq: Seq) -> bool:
+            return any(
+                isinstance(i, Exit)
+                and i.kind != "abort"
+                and i.guard is not None
+                and not i.inlined
+                and _within(facts, scope, i.node)
+                for i in walk(seq)
+            )
+
+        exits_zero, exits_other = own_exits(zero), own_exits(other)
+        findings = []
+        settled: set[str] = set()  # op names already explained by an "order" finding
+        matcher = difflib.SequenceMatcher(a=keys_a, b=keys_b, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            left = [t.item for t in a[i1:i2]]
+            right = [t.item for t in b[j1:j2]]
+            if any(isinstance(x, Exit) and x.kind == "abort" for x in left + right):
+                continue  # one side ends the job: fail-fast, not a hang
+            left_ops = [x for x in left if isinstance(x, Op)]
+            right_ops = [x for x in right if isinstance(x, Op)]
+            if (not left_ops and not right_ops) or {op.name for op in left_ops + right_ops} <= settled:
+                continue
+            first = (left_ops or right_ops)[0]
+            explained = exits_other if left_ops else exits_zero
+            if first.guard is None and not explained:
+                continue  # the difference is inside a callee, reported there
+            finding = self._difference(a, b, i1, j1, left_ops, right_ops)
+            if finding.kind == "order":
+                settled |= {op.name for op in finding.ops + finding.other_ops}
+            finding.notes = timeline(a, b, i1, j1)
+            finding.exits = [
+                x
+                for x in walk(other if finding.only_rank_zero else zero)
+                if isinstance(x, Exit) and x.guard is not None
+            ]
+            findings.append(finding)
+        return findings
+
+    @staticmethod
+    def _difference(a, b, i: int, j: int, left_ops: list[Op], right_ops: list[Op]) -> Finding:
+        """An extra collective on one side, or two sides calling different collectives here."""
+        later_a = {t.key for t in a[i:]}
+        later_b = {t.key for t in b[j:]}
+        theirs = [t.item for t in b[j:] if isinstance(t.item, Op)][:1]
+        mine = [t.item for t in a[i:] if isinstance(t.item, Op)][:1]
+        if (
+            left_ops
+            and (right_ops or any(op.name in later_b for op in left_ops))
+            and theirs
+            and theirs[0].name != left_ops[0].name
+        ):
+            op = left_ops[0]
+            return Finding("DDP009", "order", op.facts, op.site, [op], other_ops=theirs, only_rank_zero=True)
+        if (
+            right_ops
+            and any(op.name in later_a for op in right_ops)
+            and mine
+            and mine[0].name != right_ops[0].name
+        ):
+            op = mine[0]
+            return Finding(
+                "DDP009", "order", op.facts, op.site, [op], other_ops=[right_ops[0]], only_rank_zero=True
+            )
+        ops = left_ops or right_ops
+        same_site = [op for op in ops if op.site is ops[0].site]
+        return Finding(
+            "DDP005", "rank-only", ops[0].facts, ops[0].site, same_site, only_rank_zero=bool(left_ops)
+        )
+
+
+def _within(facts: ModuleFacts, scope: Scope, node: cst.CSTNode) -> bool:
+    if isinstance(scope.node, cst.Module):
+        return node in facts.spans
+    start, end = facts.span(scope.node)
+    if node not in facts.spans:
+        return False
+    node_start, node_end = facts.span(node)
+    return start <= node_start and node_end <= end
+
+
+def _inside(exit_item: Exit, choice: Choice) -> bool:
+    """The exit is written inside the branch itself (not in a function the branch calls)."""
+    if exit_item.facts is not choice.facts:
+        return False
+    start, end = choice.facts.span(choice.node)
+    exit_start, exit_end = choice.facts.span(exit_item.node)
+    return start <= exit_start and exit_end <= end
+
+
+def _chain_length(finding: Finding) -> int:
+    return min((len(op.via) for op in finding.ops), default=0)
+
+
+def _divergent_choices(seq: Seq, in_loop: Loop | None = None) -> list[Finding]:
+    """`in_loop`: the innermost enclosing loop, when its body runs collectives."""
+    """Choices some ranks take one way and others another, whose arms run different collectives."""
+    found: list[Finding] = []
+    for item in seq:
+        if isinstance(item, Choice):
+            if item.cond.kind in (Kind.DATA, Kind.RANK):
+                finding = _choice_finding(item, in_loop)
+                if finding is not None:
+                    found.append(finding)
+            for arm in item.arms:
+                found.extend(_divergent_choices(arm, in_loop))
+        elif isinstance(item, Loop):
+            body_ops = has_ops(item.body)
+            if item.cond is not None and item.cond.divergent and body_ops:
+                code = "DDP004" if item.cond.kind is Kind.DATA else "DDP005"
+                ops = [op for op in walk(item.body) if isinstance(op, Op) and op.param is None]
+                test = getattr(item.node, "test", item.node)
+                found.append(Finding(code, "loop", item.facts, test, ops, cond=item.cond))
+            found.extend(_divergent_choices(item.body, item if body_ops else None))
+    return found
+
+
+def _ops_along(seq: Seq, target: Exit) -> list[Op]:
+    """The collectives of a loop body on the uniform path that leads to `target`.
+
+    A `break` in the `else` of `if use_fsdp_eval:` skips later iterations of that arm only:
+    every iteration takes the same arm of a uniform test.
+    """
+    ops: list[Op] = []
+    for item in seq:
+        if isinstance(item, Op) and item.param is None:
+            ops.append(item)
+        elif isinstance(item, Choice):
+            holder = [arm for arm in item.arms if any(x is target for x in walk(arm))]
+            arms = holder if holder and not item.cond.divergent else item.arms
+            for arm in arms:
+                ops.extend(_ops_along(arm, target))
+        elif isinstance(item, Loop):
+            ops.extend(_ops_along(item.body, target))
+    return ops
+
+
+def _choice_finding(choice: Choice, in_loop: Loop | None) -> Finding | None:
+    left = linearize(choice.arms[0], stop_matters=bool(in_loop), ignore_params=True)
+    right = linearize(choice.arms[1], stop_matters=bool(in_loop), ignore_params=True)
+    keys_l, keys_r = [t.key for t in left], [t.key for t in right]
+    if keys_l == keys_r or aborts(keys_l) or aborts(keys_r):
+        return None  # equal, or one arm ends the job (fail-fast: the launcher stops every rank)
+    matcher = difflib.SequenceMatcher(a=keys_l, b=keys_r, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        items = [t.item for t in left[i1:i2]] + [t.item for t in right[j1:j2]]
+        if any(isinstance(x, Exit) and x.kind == "abort" for x in items):
+            return None
+        break
+    code = "DDP004" if choice.cond.kind is Kind.DATA else "DDP005"
+    exits = [
+        x
+        for arm in choice.arms
+        for x in walk(arm)
+        if isinstance(x, Exit) and x.kind in ("continue", "break", "return") and _inside(x, choice)
+    ]
+    skipped = _skipped_ops(left, right)
+    if exits:
+        exit_item = exits[0]
+        if exit_item.kind in ("break", "return") and in_loop is not None:
+            skipped = _ops_along(in_loop.body, exit_item)  # every later iteration is skipped too
+        if not skipped:
+            return None
+        return Finding(
+            code,
+            "exit",
+            exit_item.facts,
+            exit_item.node,
+            skipped,
+            choice=choice,
+            exit=exit_item,
+            cond=choice.cond,
+        )
+    if not skipped:
+        return None  # the arms differ in structure only, not in the collectives they run
+    report = next((op.site for op in skipped if op.facts is choice.facts), choice.test or choice.node)
+    return Finding(code, "branch", choice.facts, report, skipped, choice=choice, cond=choice.cond)
+
+
+def _skipped_ops(left, right) -> list[Op]:
+    """The collectives one arm runs that the other does not, in order."""
+    matcher = difflib.SequenceMatcher(a=[t.key for t in left], b=[t.key for t in right], autojunk=False)
+    ops: list[Op] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            for token in left[i1:i2] + right[j1:j2]:
+                if isinstance(token.item, Op) and token.item not in ops:
+                    ops.append(token.item)
+    return ops
+
+
+def timeline(a, b, i: int, j: int) -> list[str]:
+    """The two classes' collectives side by side, up to the first difference."""
+
+    def ops(tokens) -> list[Op]:
+        return [t.item for t in tokens if isinstance(t.item, Op) and isinstance(t.key, str)]
+
+    rows = []
+    for label, tokens, index in (("rank 0:      ", a, i), ("other ranks: ", b, j)):
+        before, after = ops(tokens[:index])[-4:], ops(tokens[index:])[:1]
+        shown = " · ".join(op_label(op, short=True) for op in before + after) or "(no collective)"
+        mark = "   ← waits here forever" if after else ""
+        rows.append(f"{label} {shown}{mark}")
+    return rows
+
+
+def ops_label(ops: list[Op]) -> str:
+    """The first two collectives by name, and how many more."""
+    unique: dict[int, Op] = {}
+    for op in ops:
+        unique.setdefault(id(op.origin[1]), op)
+    ops = list(unique.values())
+    if not ops:
+        return "a collective"
+    text = op_label(ops[0])
+    if len(ops) > 1:
+        text += f" and {op_label(ops[1])}"
+    if len(ops) > 2:
+        text += f" (and {len(ops) - 2} more)"
+    return text
+
+
+def op_label(op: Op, short: bool = False) -> str:
+    """ "`dist.all_reduce` (metrics.py:7, via `evaluate` → `reduce_mean`)"."""
+    facts, node = op.origin
+    where = f"{facts.path.name}:{facts.line_of(node)}"
+    if short:
+        return f"{_short_name(op)} ({where})"
+    via = f", via {' → '.join(f'`{v}`' for v in op.via)}" if op.via else ""
+    return f"`{_display(op)}` ({_explain(op)}{where}{via})"
+
+
+def _display(op: Op) -> str:
+    if op.name == "backward":
+        return f"{op.label}()"
+    if op.name == "ddp.forward":
+        return f"{op.label}(...)"
+    return op.label
+
+
+def _explain(op: Op) -> str:
+    if op.name == "backward":
+        return "DDP gradient all-reduce, "
+    if op.name == "ddp.forward":
+        return "forward of the DDP-wrapped model, "
+    return ""
+
+
+def _short_name(op: Op) -> str:
+    if op.name == "backward":
+        return "backward"
+    if op.name == "ddp.forward":
+        return "DDP forward"
+    return op.label.rsplit(".", 1)[-1]
+
+
+def _join(a: Val, b: Val) -> Val:
+    from ddplint.analysis.divergence.domain import join
+
+    return join(a, b)
+
+
+def _arg_key(value: Val | None):
+    if value is None:
+        return None
+    if value.tag in ("ddp", "accelerator", "deepspeed"):
+        return ("tag", value.tag)
+    if value.shard is not None:
+        return ("shard", id(value.shard[1]))
+    if value.rank and value.kind in (Kind.CONST, Kind.NONZERO):
+        return ("rank", value.kind, value.const if isinstance(value.const, (int, bool)) else None)
+    if value.kind is Kind.DATA:
+        return ("data",)
+    return None
+
+
+def _context_value(value: Val | None) -> Val | None:
+    """What a callee's parameter is bound to: only what changes the callee's behaviour."""
+    key = _arg_key(value)
+    if key is None:
+        return None
+    if key[0] == "tag":
+        return Val(Kind.OBJECT, tag=value.tag)
+    if key[0] == "shard":
+        return Val(Kind.OBJECT, shard=value.shard)
+    if key[0] == "data":
+        return Val(Kind.DATA, origin=value.origin)
+    return Val(value.kind, value.const, rank=True, origin=value.origin)

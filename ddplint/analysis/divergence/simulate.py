@@ -1,0 +1,1137 @@
+"""Simulating one function under one rank class: the values it computes and the collectives it runs.
+
+Rank tests the class can decide take one arm (and are remembered as guards for messages);
+uniform tests become choices that every rank takes alike; data-dependent tests become choices
+ranks may take differently. Calls into the project inline the callee's summary for the same
+class, so a collective two calls down is seen where the chain starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ddplint.analysis.divergence import sharding
+from ddplint.analysis.divergence.domain import (
+    NONE,
+    UNIFORM,
+    Kind,
+    OriginLabel,
+    Val,
+    combine,
+    const,
+    data,
+    first_shard,
+    join,
+    main_flag,
+    rank_value,
+    taint,
+)
+from ddplint.analysis.divergence.seq import (
+    Choice,
+    Exit,
+    Guard,
+    Loop,
+    Op,
+    Seq,
+    append,
+    falls_through,
+    matters,
+    seq_size,
+    walk,
+)
+from ddplint.model import catalogue as cat
+from ddplint.model.names import dotted_name
+from ddplint.syntax.lazycst import cst
+
+if TYPE_CHECKING:
+    from ddplint.analysis.divergence.analysis import Analysis, Summary
+    from ddplint.model.facts import ModuleFacts, Scope
+
+# By the operator's class name: libcst is imported only once a module is parsed.
+_COMPARE = {
+    "Equal": lambda a, b: a == b,
+    "NotEqual": lambda a, b: a != b,
+    "LessThan": lambda a, b: a < b,
+    "LessThanEqual": lambda a, b: a <= b,
+    "GreaterThan": lambda a, b: a > b,
+    "GreaterThanEqual": lambda a, b: a >= b,
+}
+MAX_SEQ = 4000  # items in one function's sequence before the simulation gives up on it
+
+
+class _TooBig(Exception):
+    pass
+
+
+class Simulator:
+    def __init__(
+        self,
+        analysis: Analysis,
+        facts: ModuleFacts,
+        scope: Scope,
+        rank_zero: bool,
+        args: tuple[Val | None, ...] | None = None,
+    ) -> None:
+        self.analysis = analysis
+        self.facts = facts
+        self.scope = scope
+        self.rank_zero = rank_zero
+        self.env: dict[str, Val] = {}
+        self.seq: Seq = ()
+        self.guards: list[Guard] = []
+        self.returns: list[Val] = []
+        self.no_sync = 0
+        self.split_barrier: list[cst.CSTNode] = []  # `with accelerator.main_process_first():`
+        self.split_findings: list[tuple[Op, cst.CSTNode]] = []
+        # (shard source, loop node, ops): loops over data split per rank, calling collectives.
+        self.shard_findings: list[tuple[tuple, cst.CSTNode, list[Op]]] = []
+        self.joined = 0  # inside `with model.join():`, uneven inputs are handled
+        self.path: list[Val] = []  # divergent tests of the branches being simulated
+        self.complete = True  # False once a callee could not be summarised
+        self._class_attr_stack: set[str] = set()
+        self._bind_params(args)
+
+    # Entry -------------------------------------------------------------------------------
+
+    def _bind_params(self, args) -> None:
+        node = self.scope.node
+        if not isinstance(node, cst.FunctionDef):
+            return
+        for index, name in enumerate(self.scope.params):
+            given = args[index] if args is not None and index < len(args) else None
+            if given is not None:
+                self.env[name] = given.with_deps(frozenset({index}))
+            elif name in cat.RANK_NAMES:
+                self.env[name] = rank_value(self.rank_zero, f"`{name}`").with_deps(frozenset({index}))
+            elif name in cat.MAIN_NAMES:
+                self.env[name] = main_flag(self.rank_zero, f"`{name}`").with_deps(frozenset({index}))
+            else:
+                self.env[name] = Val(Kind.UNIFORM, deps=frozenset({index}))
+
+    def run(self) -> Summary:
+        from ddplint.analysis.divergence.analysis import Summary
+
+        node = self.scope.node
+        body = node.body
+        try:
+            if isinstance(node, cst.Module):
+                self.block(body)
+            else:
+                self.suite(body)
+        except _TooBig:
+            return Summary((), UNIFORM, complete=False)
+        ret = NONE
+        if self.returns:
+            ret = self.returns[0]
+            for value in self.returns[1:]:
+                ret = join(ret, value)
+        return Summary(
+            self.seq,
+            ret,
+            complete=self.complete,
+            split_findings=self.split_findings,
+            shard_findings=self.shard_findings,
+        )
+
+    # Blocks ------------------------------------------------------------------------------
+
+    def emit(self, *items) -> None:
+        kept = tuple(item for item in items if matters(item))
+        if not kept:
+            return  # a branch or loop with no collective and no exit cannot make ranks differ
+        self.seq = append(self.seq, kept)
+        if seq_size(self.seq) > MAX_SEQ:
+            raise _TooBig
+
+    def sub(self, statements) -> tuple[Seq, dict[str, Val], bool]:
+        """Simulate a nested block from the current env; return its seq, env and reachability."""
+        saved_seq, saved_env = self.seq, self.env
+        self.seq, self.env = (), dict(saved_env)
+        if isinstance(statements, cst.BaseSuite):
+            self.suite(statements)
+        else:
+            self.block(statements)
+        result = (self.seq, self.env, falls_through(self.seq))
+        self.seq, self.env = saved_seq, saved_env
+        return result
+
+    def suite(self, suite: cst.BaseSuite) -> None:
+        if isinstance(suite, cst.IndentedBlock):
+            self.block(suite.body)
+        else:
+            for small in suite.body:
+                if not falls_through(self.seq):
+                    return
+                self.small(small)
+
+    def block(self, statements) -> None:
+        for stmt in statements:
+            if not falls_through(self.seq):
+                return  # unreachable after an unconditional exit
+            self.statement(stmt)
+
+    def statement(self, stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if not falls_through(self.seq):
+                    return
+                self.small(small)
+        elif isinstance(stmt, cst.If):
+            self.if_stmt(stmt)
+        elif isinstance(stmt, cst.For):
+            self.for_stmt(stmt)
+        elif isinstance(stmt, cst.While):
+            self.while_stmt(stmt)
+        elif isinstance(stmt, cst.Try):
+            self.try_stmt(stmt)
+        elif isinstance(stmt, cst.With):
+            self.with_stmt(stmt)
+        elif isinstance(stmt, cst.Match):
+            self.match_stmt(stmt)
+        # Nested function and class definitions are simulated when called.
+
+    def small(self, node: cst.BaseSmallStatement) -> None:
+        if isinstance(node, cst.Expr):
+            self.eval(node.value)
+        elif isinstance(node, cst.Assign):
+            value = self.eval(node.value)
+            for target in node.targets:
+                self.assign(target.target, value, node.value)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.assign(node.target, self.eval(node.value), node.value)
+        elif isinstance(node, cst.AugAssign):
+            value = self.eval(node.value)
+            name = dotted_name(node.target)
+            if name is not None:
+                self.env[name] = combine([self.lookup(node.target), value])
+        elif isinstance(node, cst.Return):
+            value = self.eval(node.value) if node.value is not None else NONE
+            for cond in self.path:
+                value = taint(value, cond)  # returned under a divergent test: diverges with it
+            self.returns.append(value)
+            self.emit(Exit("return", node, self.facts, self._guard()))
+        elif isinstance(node, cst.Continue):
+            self.emit(Exit("continue", node, self.facts, self._guard()))
+        elif isinstance(node, cst.Break):
+            self.emit(Exit("break", node, self.facts, self._guard()))
+        elif isinstance(node, cst.Raise):
+            if node.exc is not None:
+                self.eval(node.exc)
+            self.emit(Exit("abort", node, self.facts, self._guard()))
+        elif isinstance(node, cst.Assert):
+            self.eval(node.test)
+
+    def _guard(self) -> Guard | None:
+        return self.guards[-1] if self.guards else None
+
+    # Assignment --------------------------------------------------------------------------
+
+    def assign(self, target: cst.BaseExpression, value: Val, value_node: cst.BaseExpression) -> None:
+        name = dotted_name(target)
+        if name is not None:
+            self.env[name] = value
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for index, element in enumerate(target.elements):
+                part = value
+                if value.tag == "deepspeed-init":
+                    part = Val(Kind.OBJECT, tag="deepspeed") if index == 0 else Val(Kind.OBJECT)
+                elif value.items is not None and len(value.items) == len(target.elements):
+                    part = value.items[index]
+                elif isinstance(value_node, (cst.Tuple, cst.List)) and index < len(value_node.elements):
+                    part = self.eval(value_node.elements[index].value, emit=False)
+                elif value.kind is Kind.CONST and isinstance(value.const, tuple) and index < len(value.const):
+                    part = const(value.const[index], rank=value.rank)
+                inner = element.value
+                if isinstance(inner, cst.StarredElement):
+                    inner = inner.value
+                self.assign(inner, part, value_node)
+        # Subscript targets (`x[i] = v`) change a container: the container absorbs the value.
+        elif isinstance(target, cst.Subscript):
+            base = dotted_name(target.value)
+            if base is not None and value.divergent:
+                self.env[base] = combine([self.lookup(target.value), value])
+
+    # Compound statements ---------------------------------------------------------------------
+
+    def if_stmt(self, node: cst.If) -> None:
+        cond = self.eval(node.test)
+        self._branch(node, node.test, cond, node.body, node.orelse)
+
+    def _branch(self, node, test, cond: Val, body, orelse) -> None:
+        truth = cond.truth()
+        if truth is not None:
+            arm = body if truth else orelse
+            guarded = cond.rank
+            before = dict(self.env)
+            if guarded:
+                self.guards.append(Guard(test, self.facts, self._text(test)))
+            try:
+                if arm is not None:
+                    self._arm(arm)
+            finally:
+                if guarded:
+                    self.guards.pop()
+            if guarded:
+                # What one rank class assigned here and the other did not is a hidden rank flag.
+                for name, value in self.env.items():
+                    if before.get(name) is not value:
+                        self.env[name] = _with_rank(value)
+            return
+        # A rank test this class cannot settle (`args.distributed and rank == 0` on rank 0) still
+        # guards what it encloses, for messages.
+        # Only a test that names a rank guards what it encloses when this class cannot settle it;
+        # values merely touched by a rank somewhere (`data` built with `args.rank`) do not.
+        undecided_guard = cond.rank and sharding.mentions_rank(test, cat.RANK_WORDS)
+        if undecided_guard:
+            self.guards.append(Guard(test, self.facts, self._text(test), decided=False))
+        if cond.divergent:
+            self.path.append(cond)
+        try:
+            then_seq, then_env, then_falls = self.sub(
+                body.body if isinstance(body, cst.IndentedBlock) else body
+            )
+            if orelse is None:
+                else_seq, else_env, else_falls = (), dict(self.env), True
+            elif isinstance(orelse, cst.If):
+                saved_seq, saved_env = self.seq, self.env
+                self.seq, self.env = (), dict(saved_env)
+                self.if_stmt(orelse)
+                else_seq, else_env, else_falls = self.seq, self.env, falls_through(self.seq)
+                self.seq, self.env = saved_seq, saved_env
+            else:
+                else_seq, else_env, else_falls = self.sub(orelse.body)
+        finally:
+            if undecided_guard:
+                self.guards.pop()
+            if cond.divergent:
+                self.path.pop()
+        self.env = self._merge([(then_env, then_falls), (else_env, else_falls)], cond)
+        self.emit(Choice(node, test, self.facts, cond, (then_seq, else_seq)))
+
+    def _arm(self, arm) -> None:
+        if isinstance(arm, cst.If):
+            self.if_stmt(arm)
+        elif isinstance(arm, cst.Else):
+            self.suite(arm.body)
+        else:
+            self.suite(arm)
+
+    def _merge(self, envs: list[tuple[dict[str, Val], bool]], cond: Val) -> dict[str, Val]:
+        live = [env for env, falls in envs if falls] or [env for env, _ in envs]
+        merged = dict(live[0])
+        for env in live[1:]:
+            for name in set(merged) | set(env):
+                a, b = merged.get(name), env.get(name)
+                if a is None or b is None:
+                    merged[name] = a or b
+                else:
+                    merged[name] = join(a, b)
+        if cond.divergent:
+            base = self.env
+            for name, value in merged.items():
+                if base.get(name) is not value:
+                    merged[name] = taint(value, cond)
+        return merged
+
+    def for_stmt(self, node: cst.For) -> None:
+        iterable = self.eval(node.iter)
+        self.assign_loop_target(node.target, node.iter, iterable)
+        self._loop(node, node.body, None)
+        last = self.seq[-1] if self.seq else None
+        if iterable.shard is not None and not self.joined and isinstance(last, Loop) and last.node is node:
+            ops = [op for op in walk(last.body) if isinstance(op, Op) and op.param is None]
+            if ops:
+                self.shard_findings.append((iterable.shard, node, ops))
+        if node.orelse is not None:
+            self.suite(node.orelse.body)
+
+    def while_stmt(self, node: cst.While) -> None:
+        cond = self.eval(node.test)
+        if cond.truth() is False:
+            return
+        self._loop(node, node.body, cond)
+        # The test runs again after every iteration: with what the body assigned, too.
+        again = self.eval(node.test)
+        loop = self.seq[-1] if self.seq and isinstance(self.seq[-1], Loop) else None
+        if loop is not None and loop.node is node:
+            divergent = cond if cond.divergent else again if again.divergent else None
+            self.seq = (*self.seq[:-1], replace(loop, cond=divergent))
+        if node.orelse is not None:
+            self.suite(node.orelse.body)
+
+    def _loop(self, node, body, cond: Val | None) -> None:
+        # `continue` ends one iteration, `break`/`return` the loop: both stay in the body, where
+        # the comparison of arms reads them (a shortened loop skips later iterations too).
+        body_seq, body_env, _ = self.sub(body)
+        for name, value in body_env.items():
+            before = self.env.get(name)
+            self.env[name] = value if before is None else join(before, value)
+        self.emit(Loop(node, self.facts, body_seq, cond))
+
+    def assign_loop_target(self, target, iter_node, iterable: Val) -> None:
+        """Items of a data loader are per-rank data; `enumerate`'s counter and `range` are not."""
+        inner = iter_node
+        while isinstance(inner, cst.Call) and inner.args:
+            short = (dotted_name(inner.func) or "").rsplit(".", 1)[-1]
+            if short == "enumerate" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                self.assign(target.elements[0].value, UNIFORM, iter_node)
+                self.assign_loop_target(target.elements[1].value, inner.args[0].value, iterable)
+                return
+            if short == "zip" and isinstance(target, cst.Tuple) and len(target.elements) == len(inner.args):
+                for element, arg in zip(target.elements, inner.args):
+                    self.assign_loop_target(element.value, arg.value, self.eval(arg.value, emit=False))
+                return
+            if short not in ("tqdm", "iter", "list", "track", "progress_bar", "enumerate", "zip"):
+                break
+            inner = inner.args[0].value
+        item = iterable
+        if _looks_like_data(inner) or self.analysis.is_loader(self.facts, self.scope, inner):
+            item = data(self._origin(inner, "items of `{}`"))
+        self.assign(target, item, iter_node)
+
+    def try_stmt(self, node: cst.Try) -> None:
+        self.suite(node.body)
+        if node.orelse is not None:
+            self.suite(node.orelse.body)
+        if node.finalbody is not None:
+            self.suite(node.finalbody.body)
+
+    def with_stmt(self, node: cst.With) -> None:
+        split = no_sync = joined = False
+        for item in node.items:
+            self.eval(item.item)
+            method = _method_name(item.item)
+            if method == "join" or _call_name(item.item).endswith("Join"):
+                self.joined += 1
+                joined = True
+            if method in cat.SPLIT_BARRIER_METHODS:
+                split = True
+            elif method in cat.NO_SYNC_METHODS:
+                no_sync = True
+            if item.asname is not None:
+                self.assign(item.asname.name, UNIFORM, item.item)
+        if split:
+            self.split_barrier.append(node)
+        if no_sync:
+            self.no_sync += 1
+        try:
+            self.suite(node.body)
+        finally:
+            if split:
+                self.split_barrier.pop()
+            if no_sync:
+                self.no_sync -= 1
+            if joined:
+                self.joined -= 1
+
+    def match_stmt(self, node: cst.Match) -> None:
+        subject = self.eval(node.subject)
+        arms = [self.sub(case.body) for case in node.cases]
+        if not arms:
+            return
+        self.env = self._merge([(env, falls) for _, env, falls in arms], subject)
+        seq = arms[-1][0]
+        for arm_seq, _, _ in reversed(arms[:-1]):
+            seq = (Choice(node, node.subject, self.facts, subject, (arm_seq, seq)),)
+        self.emit(*seq)
+
+    # Expressions -------------------------------------------------------------------------
+
+    def eval(self, node: cst.BaseExpression, emit: bool = True) -> Val:
+        if not emit:
+            saved = self.seq
+            value = self.eval(node)
+            self.seq = saved
+            return value
+        if isinstance(node, cst.Integer):
+            try:
+                return const(int(node.value.replace("_", ""), 0))
+            except ValueError:
+                return UNIFORM
+        if isinstance(node, cst.Float):
+            return UNIFORM
+        if isinstance(node, cst.SimpleString):
+            return const(node.evaluated_value) if isinstance(node.evaluated_value, str) else UNIFORM
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False", "None"):
+                return const({"True": True, "False": False, "None": None}[node.value])
+            return self.lookup(node)
+        if isinstance(node, cst.Attribute):
+            return self.attribute(node)
+        if isinstance(node, cst.Call):
+            return self.call(node)
+        if isinstance(node, cst.Comparison):
+            return self.comparison(node)
+        if isinstance(node, cst.BooleanOperation):
+            return self.boolean(node)
+        if isinstance(node, cst.UnaryOperation):
+            operand = self.eval(node.expression)
+            if isinstance(node.operator, cst.Not):
+                truth = operand.truth()
+                if truth is not None:
+                    return const(not truth, rank=operand.rank)
+            if (
+                isinstance(node.operator, cst.Minus)
+                and operand.kind is Kind.CONST
+                and isinstance(operand.const, int)
+            ):
+                return const(-operand.const, rank=operand.rank)
+            return combine([operand])
+        if isinstance(node, cst.BinaryOperation):
+            return self.binary(node)
+        if isinstance(node, cst.IfExp):
+            cond = self.eval(node.test)
+            truth = cond.truth()
+            if truth is not None:
+                value = self.eval(node.body if truth else node.orelse)
+                # `x if rank == 0 else None` is a hidden rank flag: None-ness follows the rank.
+                return _with_rank(value) if cond.rank else value
+            return taint(join(self.eval(node.body), self.eval(node.orelse)), cond)
+        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            values = [self.eval(e.value) for e in node.elements]
+            if values and all(v.kind is Kind.CONST for v in values):
+                return const(tuple(v.const for v in values), rank=any(v.rank for v in values))
+            starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
+            items = tuple(values) if isinstance(node, cst.Tuple) and not starred else None
+            return replace(combine(values), items=items)
+        if isinstance(node, cst.Subscript):
+            return self.subscript(node)
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self.comprehension(node)
+        if isinstance(node, (cst.Await, cst.Yield)):
+            inner = node.expression if isinstance(node, cst.Await) else node.value
+            if isinstance(inner, cst.BaseExpression):
+                return self.eval(inner)
+            return UNIFORM
+        if isinstance(node, cst.NamedExpr):
+            value = self.eval(node.value)
+            self.assign(node.target, value, node.value)
+            return value
+        if isinstance(node, cst.Lambda):
+            return Val(Kind.OBJECT)
+        if isinstance(node, cst.FormattedString):
+            # Calls inside an f-string run too: `print(f"{evaluate(model):.2f}")`.
+            parts = [
+                self.eval(p.expression) for p in node.parts if isinstance(p, cst.FormattedStringExpression)
+            ]
+            return combine(parts)
+        values = [self.eval(c) for c in _expr_children(node)]
+        return combine(values)
+
+    def lookup(self, node: cst.BaseExpression) -> Val:
+        name = dotted_name(node)
+        if name is None:
+            return self.eval(node)
+        if name in self.env:
+            return self.env[name]
+        last = name.rsplit(".", 1)[-1]
+        if name.startswith("self.") and self.scope.class_name is not None:
+            value = self.analysis.class_attr(self.facts, self.scope.class_name, name[5:], self.rank_zero)
+            if value is not None:
+                return value
+        if "." not in name:
+            value = self.analysis.module_global(self.facts, name, self.rank_zero)
+            if value is not None:
+                return value
+        if last in cat.RANK_NAMES:
+            return rank_value(self.rank_zero, f"`{name}`")
+        if last in cat.MAIN_NAMES:
+            return main_flag(self.rank_zero, f"`{name}`")
+        if last == "accelerator":
+            return Val(Kind.OBJECT, tag="accelerator")
+        return UNIFORM
+
+    def attribute(self, node: cst.Attribute) -> Val:
+        name = dotted_name(node)
+        if name is not None and (name in self.env or name.startswith("self.")):
+            return self.lookup(node)
+        base = self.eval(node.value)
+        attr = node.attr.value
+        if attr in cat.RANK_NAMES:
+            return rank_value(self.rank_zero, f"`{self._text(node)}`")
+        if attr in cat.MAIN_NAMES:
+            return main_flag(self.rank_zero, f"`{self._text(node)}`")
+        if attr == "module" and base.tag == "ddp":
+            return Val(Kind.OBJECT)
+        if name is not None and name in self.env:
+            return self.env[name]
+        if base.kind is Kind.OBJECT and not base.divergent:
+            return Val(Kind.UNIFORM, deps=base.deps, tag="accelerator" if attr == "accelerator" else None)
+        return combine([base])
+
+    def subscript(self, node: cst.Subscript) -> Val:
+        base_name = dotted_name(node.value)
+        if base_name is not None and self.facts.imports.resolve_dotted(base_name) == "os.environ":
+            key = _string_key(node)
+            if key in cat.RANK_ENV_VARS:
+                return rank_value(self.rank_zero, f"`{self._text(node)}`")
+            return UNIFORM
+        base = self.eval(node.value)
+        if self._is_split(node):
+            return replace(combine([base]), shard=(self.facts, node))
+        indexes = []
+        for element in node.slice:
+            part = element.slice
+            if isinstance(part, cst.Index):
+                indexes.append(self.eval(part.value))
+            elif isinstance(part, cst.Slice):
+                for bound in (part.lower, part.upper, part.step):
+                    if bound is not None:
+                        indexes.append(self.eval(bound))
+        return combine([base, *indexes])
+
+    def _is_split(self, node: cst.Subscript) -> bool:
+        facts, scope = self.facts, self.scope
+        if sharding.split_then_index(facts, scope, node):
+            return True
+        if sharding.strided_slice(node) or sharding.ragged_block(facts, scope, node):
+            return not sharding.padded(facts, scope, sharding.sliced_names(node))
+        return False
+
+    def comparison(self, node: cst.Comparison) -> Val:
+        left = self.eval(node.left)
+        result: Val | None = None
+        for target in node.comparisons:
+            right = self.eval(target.comparator)
+            step = _compare(target.operator, left, right)
+            if step.kind is Kind.RANK and step.origin is None:
+                step = Val(Kind.RANK, rank=True, origin=self._origin(node))
+            result = step if result is None else _and(result, step)
+            left = right
+        return result or UNIFORM
+
+    def boolean(self, node: cst.BooleanOperation) -> Val:
+        left = self.eval(node.left)
+        truth = left.truth()
+        is_and = isinstance(node.operator, cst.And)
+        if truth is not None and truth != is_and:
+            return left  # short-circuit: `False and x`, `True or x`
+        right = self.eval(node.right)
+        if truth is not None:
+            return right if not left.rank else _with_rank(right)
+        return _and(left, right) if is_and else _or(left, right)
+
+    def binary(self, node: cst.BinaryOperation) -> Val:
+        left, right = self.eval(node.left), self.eval(node.right)
+        if left.kind is Kind.CONST and right.kind is Kind.CONST:
+            try:
+                value = _BINARY[type(node.operator).__name__](left.const, right.const)
+                return const(value, rank=left.rank or right.rank)
+            except Exception:
+                pass
+        if Kind.NONZERO in (left.kind, right.kind):
+            origin = self._origin(node)
+            return Val(Kind.RANK, rank=True, origin=origin, deps=left.deps | right.deps)
+        return combine([left, right])
+
+    def comprehension(self, node) -> Val:
+        saved_env = dict(self.env)
+        values = []
+        for clause in _for_clauses(node.for_in):
+            iterable = self.eval(clause.iter)
+            self.assign_loop_target(clause.target, clause.iter, iterable)
+            values.append(iterable)
+            for condition in clause.ifs:
+                values.append(self.eval(condition.test))
+        saved_seq = self.seq
+        self.seq = ()
+        elements = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+        values.extend(self.eval(e) for e in elements)
+        body, self.seq = self.seq, saved_seq
+        if body:
+            self.emit(Loop(node, self.facts, body, None))
+        self.env = saved_env
+        return combine(values)
+
+    # Calls -------------------------------------------------------------------------------
+
+    def call(self, node: cst.Call) -> Val:
+        func = node.func
+        receiver: Val | None = None
+        if isinstance(func, cst.Attribute):
+            receiver = self.eval(func.value)
+        callee_value = self.lookup(func) if isinstance(func, cst.Name) else None
+        args = [self.eval(arg.value) for arg in node.args]
+        dotted = dotted_name(func)
+        qualified = self.facts.imports.resolve_dotted(dotted) if dotted else None
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        analysis = self.analysis
+
+        if qualified in cat.EXIT_CALLS:
+            self.emit(Exit("abort", node, self.facts, self._guard()))
+            return UNIFORM
+        if qualified is not None and analysis.is_collective(qualified):
+            self._op(qualified, func, node)
+            short = qualified.rsplit(".", 1)[-1]
+            if short in cat.IN_PLACE_OUTPUT and node.args:
+                out = dotted_name(node.args[0].value)
+                if out is not None:
+                    self.env[out] = UNIFORM  # agreed on every rank
+            return UNIFORM
+        if qualified in cat.RANK_CALLS or (qualified and analysis.is_rank_predicate(qualified, "rank")):
+            return rank_value(self.rank_zero, self._origin(node))
+        if qualified in cat.MAIN_CALLS or (qualified and analysis.is_rank_predicate(qualified, "main")):
+            return main_flag(self.rank_zero, self._origin(node))
+        if qualified in cat.UNIFORM_CALLS:
+            return UNIFORM
+        if qualified == "next" and node.args:
+            # `next(loader_iter)` yields per-rank data; `next(iter(config))` does not.
+            source = node.args[0].value
+            inner = (
+                source.args[0].value
+                if isinstance(source, cst.Call) and _call_name(source) == "iter" and source.args
+                else source
+            )
+            if _looks_like_data(inner) or self.analysis.is_loader(self.facts, self.scope, inner):
+                return data(self._origin(node))
+            return combine(args)
+        if qualified in cat.FILESYSTEM_CALLS:
+            return UNIFORM
+        if qualified in cat.DATA_CALLS:
+            if any(a.divergent for a in args):
+                return combine(args)  # keep the root cause: `isnan(loss)` diverges through `loss`
+            return data(self._origin(node))
+        if qualified in cat.DDP_WRAPPERS:
+            self._op(qualified, func, node, what="DDP construction")
+            buffers = _keyword(node, "broadcast_buffers")
+            off = isinstance(buffers, cst.Name) and buffers.value == "False"
+            return Val(Kind.OBJECT, tag="ddp-nobuf" if off else "ddp")
+        if qualified == "deepspeed.initialize":
+            return Val(Kind.OBJECT, tag="deepspeed-init")
+        if qualified == "accelerate.Accelerator":
+            return Val(Kind.OBJECT, tag="accelerator")
+        if (
+            qualified in sharding.ISLICE
+            and len(node.args) >= 2
+            and sharding.mentions_rank(node.args[1].value)
+        ):
+            return replace(combine(args), shard=(self.facts, node))
+        if qualified in ("int", "bool", "float", "str") and len(args) == 1:
+            return _convert(qualified, args[0])
+        if qualified == "os.environ.get" or qualified == "os.getenv":
+            key = _string_arg(node)
+            if key in cat.RANK_ENV_VARS:
+                return rank_value(self.rank_zero, f"`{self._text(node)}`")
+            return UNIFORM
+
+        if method is not None and receiver is not None:
+            handled = self._method(node, method, receiver, func, args)
+            if handled is not None:
+                return handled
+        if callee_value is not None and callee_value.tag == "ddp":
+            source = next(iter(callee_value.deps)) if len(callee_value.deps) == 1 else None
+            self._op("ddp.forward", func, node, ddp_expr=func, from_param=source)
+            return combine(args)
+        if self._is_bare_param(func, callee_value):
+            (param,) = callee_value.deps
+            op = Op(
+                "param",
+                self._text(func),
+                node,
+                self.facts,
+                (self.facts, node),
+                param=param,
+                guard=self._guard(),
+                ddp_expr=func,
+            )
+            self.seq = append(self.seq, (op,))
+
+        target = analysis.resolve(self.facts, self.scope, func, receiver)
+        if target is not None:
+            return self._inline(node, target, args, receiver)
+        if dotted is not None:
+            last = dotted.rsplit(".", 1)[-1]
+            if last in cat.RANK_FUNCTION_NAMES:
+                return rank_value(self.rank_zero, self._origin(node))
+            if last in cat.MAIN_FUNCTION_NAMES:
+                return main_flag(self.rank_zero, self._origin(node))
+            if last[:1].isupper():
+                # A constructed object: not None; a loader or subset of a shard is one too.
+                return Val(Kind.OBJECT, shard=first_shard(args))
+        return combine([*(a for a in args), *([receiver] if receiver is not None else [])])
+
+    def _is_bare_param(self, func, value: Val | None) -> bool:
+        """`f(...)` where `f` is still exactly a parameter: a collective if the caller passes DDP."""
+        return (
+            isinstance(func, cst.Name)
+            and value is not None
+            and func.value in self.scope.params
+            and value.kind is Kind.UNIFORM
+            and len(value.deps) == 1
+        )
+
+    def _method(self, node, method: str, receiver: Val, func: cst.BaseExpression, args) -> Val | None:
+        tag = receiver.tag
+        if method == "backward":
+            if tag == "accelerator" or tag == "deepspeed":
+                self._op(f"{tag}.backward", func, node, what="gradient all-reduce")
+                return UNIFORM
+            if self.analysis.distributed(self.facts) and not self.no_sync:
+                self._op("backward", func, node, what="DDP gradient all-reduce")
+            return UNIFORM
+        if tag == "accelerator" and method in cat.ACCELERATE_COLLECTIVES:
+            self._op(f"accelerator.{method}", func, node)
+            return UNIFORM
+        if tag == "deepspeed" and method in cat.DEEPSPEED_COLLECTIVES:
+            self._op(f"deepspeed.{method}", func, node)
+            return UNIFORM
+        if tag in ("ddp", "ddp-nobuf") and method == "forward" and tag == "ddp":
+            self._op("ddp.forward", func, node, what="DDP forward")
+            return combine(args)
+        receiver_name = dotted_name(node.func.value) or ""
+        if method == "barrier" and receiver_name.endswith("strategy"):
+            self._op("strategy.barrier", func, node)
+            return UNIFORM
+        if receiver_name == "self" and method in cat.LIGHTNING_COLLECTIVES and self._lightning_class():
+            self._op(f"lightning.{method}", func, node)
+            return UNIFORM
+        if receiver_name == "self" and method == "log" and _keyword_true(node, "sync_dist"):
+            self._op("lightning.log(sync_dist=True)", func, node)
+            return UNIFORM
+        if method in ("prepare", "setup_dataloaders", "prepare_data_loader"):
+            # accelerate and Fabric re-shard and pad loaders (`even_batches`).
+            return replace(combine([receiver, *args]), shard=None)
+        if method in ("item", "tolist", "cpu", "numpy", "detach", "clone", "float", "int", "sum", "mean"):
+            return combine([receiver, *args])
+        return None
+
+    def _lightning_class(self) -> bool:
+        node = self.facts.classes.get(self.scope.class_name or "")
+        if node is None:
+            return False
+        return any("Lightning" in (dotted_name(base.value) or "") for base in node.bases)
+
+    def _op(self, name, func, node, *, what: str | None = None, ddp_expr=None, from_param=None) -> None:
+        op = Op(
+            name,
+            self._text(func),  # as the call spells it
+            node,
+            self.facts,
+            (self.facts, node),
+            guard=self._guard(),
+            ddp_expr=ddp_expr,
+            from_param=from_param,
+        )
+        if self.split_barrier:
+            self.split_findings.append((op, self.split_barrier[-1]))
+        self.emit(op)
+
+    def _inline(self, node: cst.Call, target, args: list[Val], receiver: Val | None) -> Val:
+        callee_facts, callee_scope = target
+        params = callee_scope.params
+        offset = 1 if callee_scope.class_name is not None and params[:1] in (["self"], ["cls"]) else 0
+        bound: list[Val | None] = [None] * len(params)
+        if offset and receiver is not None:
+            bound[0] = receiver
+        arg_nodes: list[cst.BaseExpression | None] = [None] * len(params)
+        position = offset
+        for arg, value in zip(node.args, args):
+            if arg.star:
+                continue
+            if arg.keyword is not None:
+                if arg.keyword.value in params:
+                    index = params.index(arg.keyword.value)
+                    bound[index], arg_nodes[index] = value, arg.value
+            elif position < len(params):
+                bound[position], arg_nodes[position] = value, arg.value
+                position += 1
+        shard = self.analysis.shard_of(callee_facts, callee_scope)
+        if shard is not None:
+            return Val(Kind.OBJECT, shard=shard)  # iterating it yields this rank's share only
+        reach, special, calls_param = self.analysis.flags(callee_facts, callee_scope)
+        if not (reach or special or (calls_param and any(v is not None and v.tag == "ddp" for v in bound))):
+            # Nothing in there can run a collective or produce a rank: the result follows the inputs.
+            if callee_scope.node.name.value == "__init__":
+                return Val(Kind.OBJECT)  # an instance of a project class
+            return combine([v for v in bound if v is not None])
+        summary = self.analysis.summary(callee_facts, callee_scope, self.rank_zero, tuple(bound))
+        name = callee_scope.name
+        # What the callee finds in this calling context (a shard it was handed) is found here too.
+        self.shard_findings.extend(summary.shard_findings)
+        self.complete = self.complete and summary.complete
+        self.emit(*self._rebase(summary.seq, node, name, bound, arg_nodes))
+        return _substitute(summary.ret, bound)
+
+    def _rebase(self, seq: Seq, site, name: str, bound, arg_nodes) -> Seq:
+        """A callee's sequence as seen from this call: its ops now sit at `site`, and its
+        `return`s end the callee, not the caller's flow (one pass over the tree: a pass per
+        nesting level was quadratic in the depth)."""
+        out = []
+        for item in seq:
+            if isinstance(item, Op):
+                op = self._rebase_op(item, site, name, bound, arg_nodes)
+                if op is not None:
+                    out.append(op)
+            elif isinstance(item, Choice):
+                arms = tuple(self._rebase(arm, site, name, bound, arg_nodes) for arm in item.arms)
+                out.append(replace(item, arms=arms))
+            elif isinstance(item, Loop):
+                out.append(replace(item, body=self._rebase(item.body, site, name, bound, arg_nodes)))
+            elif isinstance(item, Exit) and item.kind == "return":
+                out.append(replace(item, inlined=True))
+            else:
+                out.append(item)
+        return tuple(out)
+
+    def _rebase_op(self, op: Op, site, name: str, bound, arg_nodes) -> Op | None:
+        moved = replace(op, site=site, facts=self.facts, via=(name, *op.via), guard=self._guard())
+        # Which of the callee's parameters the op depends on, and what this call passed there.
+        index = op.param if op.param is not None else op.from_param
+        if index is None:
+            return replace(moved, ddp_expr=None)
+        value = bound[index] if index < len(bound) else None
+        arg = arg_nodes[index] if index < len(arg_nodes) else None
+        mine = next(iter(value.deps)) if value is not None and len(value.deps) == 1 else None
+        if op.param is None:  # a DDP forward through a parameter the caller filled
+            return replace(moved, ddp_expr=arg, from_param=mine)
+        if value is not None and value.tag == "ddp":  # the placeholder resolves: a DDP forward
+            return replace(moved, name="ddp.forward", param=None, ddp_expr=arg, from_param=mine)
+        if value is not None and value.kind is Kind.UNIFORM and mine is not None:
+            return replace(moved, param=mine, ddp_expr=arg)  # still unknown: ask our caller
+        return None  # not a DDP-wrapped module: no collective
+
+    # Helpers -----------------------------------------------------------------------------
+
+    def _text(self, node: cst.CSTNode) -> str:
+        text = self.facts.text_of(node)
+        text = " ".join(text.split())
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    def _origin(self, node: cst.CSTNode, template: str = "`{}`") -> OriginLabel:
+        facts, scope = self.facts, self.scope
+        label = template.format(self._text(node))
+        return OriginLabel(label, facts.path.name, node, lambda: facts.line_in(node, scope))
+
+
+def _substitute(value: Val, bound) -> Val:
+    """A callee's result in terms of this call's arguments (`return x` gives back what we passed)."""
+    items = tuple(_substitute(item, bound) for item in value.items) if value.items is not None else None
+    if not value.deps:
+        return replace(value, items=items) if items is not None else value
+    base = replace(value, deps=frozenset(), items=items)
+    if value.kind is not Kind.UNIFORM:
+        return base
+    inputs = [bound[i] for i in value.deps if i < len(bound) and bound[i] is not None]
+    result = combine([base, *inputs])
+    if len(inputs) == 1 and inputs[0].kind is Kind.UNIFORM:
+        result = replace(result, items=inputs[0].items or items, null=inputs[0].null or value.null)
+    return replace(
+        result, null=result.null or value.null, tag=value.tag or result.tag, items=result.items or items
+    )
+
+
+def _looks_like_data(node: cst.BaseExpression) -> bool:
+    name = dotted_name(node)
+    if name is None:
+        return False
+    last = name.rsplit(".", 1)[-1].lower()
+    return any(word in last for word in cat.DATA_ITERABLE_WORDS)
+
+
+def _method_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value
+    return None
+
+
+def _call_name(node: cst.BaseExpression) -> str:
+    return (dotted_name(node.func) or "") if isinstance(node, cst.Call) else ""
+
+
+def _keyword(node: cst.Call, name: str) -> cst.BaseExpression | None:
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def _keyword_true(node: cst.Call, name: str) -> bool:
+    value = _keyword(node, name)
+    return isinstance(value, cst.Name) and value.value == "True"
+
+
+def _string_key(node: cst.Subscript) -> str | None:
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        value = node.slice[0].slice.value
+        if isinstance(value, cst.SimpleString):
+            evaluated = value.evaluated_value
+            return evaluated if isinstance(evaluated, str) else None
+    return None
+
+
+def _string_arg(node: cst.Call) -> str | None:
+    if node.args and isinstance(node.args[0].value, cst.SimpleString):
+        evaluated = node.args[0].value.evaluated_value
+        return evaluated if isinstance(evaluated, str) else None
+    return None
+
+
+def _convert(name: str, value: Val) -> Val:
+    if value.kind is Kind.CONST:
+        try:
+            return const(
+                {"int": int, "bool": bool, "float": float, "str": str}[name](value.const), rank=value.rank
+            )
+        except Exception:
+            return combine([value])
+    if value.kind is Kind.NONZERO and name == "bool":
+        return const(True, rank=True)
+    return value
+
+
+def _for_clauses(clause):
+    while clause is not None:
+        yield clause
+        clause = clause.inner_for_in
+
+
+def _expr_children(node: cst.CSTNode):
+    from ddplint.model.facts import child_nodes
+
+    return [c for c in child_nodes(node) if isinstance(c, cst.BaseExpression)]
+
+
+_BINARY = {  # as _COMPARE
+    "Add": lambda a, b: a + b,
+    "Subtract": lambda a, b: a - b,
+    "Multiply": lambda a, b: a * b,
+    "Modulo": lambda a, b: a % b,
+    "FloorDivide": lambda a, b: a // b,
+}
+
+
+def _compare(op: cst.BaseCompOp, left: Val, right: Val) -> Val:
+    rank = left.rank or right.rank
+    deps = left.deps | right.deps
+    if isinstance(op, (cst.Is, cst.IsNot)):
+        result = _identity_to_none(left, right)
+        if result is None:
+            maybe_none = left if left.null is not None else right if right.null is not None else None
+            if maybe_none is not None and _is_none_literal(right if maybe_none is left else left):
+                kind = maybe_none.null
+                return Val(
+                    kind, rank=maybe_none.rank or kind is Kind.RANK, origin=maybe_none.origin, deps=deps
+                )
+            return combine([left, right])
+        value = result if isinstance(op, cst.Is) else not result
+        return Val(Kind.CONST, value, rank=rank, deps=deps)
+    if isinstance(op, (cst.In, cst.NotIn)):
+        result = _membership(left, right)
+        if result is None:
+            return _undecided(left, right)
+        value = result if isinstance(op, cst.In) else not result
+        return Val(Kind.CONST, value, rank=rank, deps=deps)
+    compare = _COMPARE.get(type(op).__name__)
+    if compare is None:
+        return combine([left, right])
+    if left.kind is Kind.CONST and right.kind is Kind.CONST:
+        try:
+            return Val(Kind.CONST, bool(compare(left.const, right.const)), rank=rank, deps=deps)
+        except Exception:
+            return combine([left, right])
+    nonzero, other, flipped = (left, right, False) if left.kind is Kind.NONZERO else (right, left, True)
+    if nonzero.kind is Kind.NONZERO and other.kind is Kind.CONST and isinstance(other.const, int):
+        decided = _nonzero_compare(type(op), other.const, flipped)
+        if decided is not None:
+            return Val(Kind.CONST, decided, rank=True, deps=deps)
+    return _undecided(left, right)
+
+
+def _undecided(left: Val, right: Val) -> Val:
+    kinds = (left.kind, right.kind)
+    if Kind.UNIFORM in kinds and (Kind.NONZERO in kinds or Kind.RANK in kinds):
+        # `rank == src`, `rank == i` over `range(world_size)`: each rank takes its turn, and
+        # whether the arms pair up depends on correlations between ranks the two-class
+        # simulation cannot see. Treated as the same on every rank: not guessed.
+        return Val(Kind.UNIFORM, rank=True, deps=left.deps | right.deps)
+    if Kind.NONZERO in kinds:
+        return Val(Kind.RANK, rank=True, deps=left.deps | right.deps)
+    return combine([left, right])
+
+
+def _nonzero_compare(op: type, k: int, flipped: bool) -> bool | None:
+    """`rank OP k` for a rank >= 1 (or `k OP rank` when flipped), when that is decided."""
+    if flipped:
+        op = {
+            cst.LessThan: cst.GreaterThan,
+            cst.GreaterThan: cst.LessThan,
+            cst.LessThanEqual: cst.GreaterThanEqual,
+            cst.GreaterThanEqual: cst.LessThanEqual,
+        }.get(op, op)
+    if op is cst.Equal:
+        return False if k < 1 else None
+    if op is cst.NotEqual:
+        return True if k < 1 else None
+    if op is cst.GreaterThan:
+        return True if k < 1 else None
+    if op is cst.GreaterThanEqual:
+        return True if k <= 1 else None
+    if op is cst.LessThan:
+        return False if k <= 1 else None
+    if op is cst.LessThanEqual:
+        return False if k < 1 else None
+    return None
+
+
+def _is_none_literal(value: Val) -> bool:
+    return value.kind is Kind.CONST and value.const is None
+
+
+def _identity_to_none(left: Val, right: Val) -> bool | None:
+    """`left is right` when one side is None and the other's None-ness is known."""
+    for a, b in ((left, right), (right, left)):
+        if b.kind is Kind.CONST and b.const is None:
+            if a.kind is Kind.CONST:
+                return a.const is None
+            if a.kind in (Kind.OBJECT, Kind.NONZERO):
+                return False
+    return None
+
+
+def _membership(left: Val, right: Val) -> bool | None:
+    if right.kind is not Kind.CONST or not isinstance(right.const, tuple):
+        return None
+    if left.kind is Kind.CONST:
+        return left.const in right.const
+    if left.kind is Kind.NONZERO:
+        ints = [v for v in right.const if isinstance(v, int)]
+        if len(ints) == len(right.const) and all(v < 1 for v in ints):
+            return False
+    return None
+
+
+def _and(a: Val, b: Val) -> Val:
+    ta, tb = a.truth(), b.truth()
+    if ta is False:
+        return a
+    if tb is False and not a.divergent:
+        return b
+    if ta is True:
+        return _with_rank(b) if a.rank else b
+    return (
+        combine([a, b])
+        if (a.divergent or b.divergent)
+        else Val(Kind.UNIFORM, rank=a.rank or b.rank, deps=a.deps | b.deps)
+    )
+
+
+def _or(a: Val, b: Val) -> Val:
+    ta, tb = a.truth(), b.truth()
+    if ta is True:
+        return a
+    if tb is True and not a.divergent:
+        return b
+    if ta is False:
+        return _with_rank(b) if a.rank else b
+    return (
+        combine([a, b])
+        if (a.divergent or b.divergent)
+        else Val(Kind.UNIFORM, rank=a.rank or b.rank, deps=a.deps | b.deps)
+    )
+
+
+def _with_rank(value: Val) -> Val:
+    return value if value.rank else Val(value.kind, value.const, True, value.origin, value.deps, value.tag)

@@ -1,0 +1,1 @@
+"""One project in one process: load modules, run the rules, apply suppressions and fixes."""

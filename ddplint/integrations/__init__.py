@@ -1,0 +1,1 @@
+"""Front-ends: the command line, the flake8 plugin, the language server."""

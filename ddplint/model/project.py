@@ -1,0 +1,191 @@
+"""The project: every module of one run, and how calls between them resolve."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from ddplint.model.facts import CallSite, ModuleFacts, Scope
+from ddplint.model.names import dotted_name
+from ddplint.syntax.lazycst import cst
+
+
+class Project:
+    def __init__(self, modules: Iterable[ModuleFacts] = ()) -> None:
+        # By module name, for imports; two scripts with one name (`a/train.py`, `b/train.py`)
+        # keep the first for lookups, and every file is still checked (`files`).
+        self.modules: dict[str, ModuleFacts] = {}
+        self.files: dict[str, ModuleFacts] = {}
+        # Modules of the run that were not loaded (see ddplint.run.prefilter), with what their
+        # import statements bind.
+        self.unloaded: dict[str, tuple[str, ...]] = {}
+        self._analysis = None
+        self._origins = None
+        self._calls_to: dict[int, list[tuple[ModuleFacts, CallSite]]] | None = None
+        for facts in modules:
+            self.add(facts)
+
+    def add(self, facts: ModuleFacts) -> None:
+        self.modules.setdefault(facts.module_name, facts)
+        self.files[facts.filename] = facts
+        self._analysis = self._origins = self._calls_to = None
+
+    def replace(self, facts: ModuleFacts) -> None:
+        if self.modules.get(facts.module_name) is self.files.get(facts.filename):
+            self.modules[facts.module_name] = facts
+        self.files[facts.filename] = facts
+        self._analysis = self._origins = self._calls_to = None
+
+    def analysis(self, settings=None):
+        """The rank-divergence analysis of the whole project, computed once."""
+        if self._analysis is None:
+            from ddplint.analysis.divergence.analysis import Analysis
+
+            self._analysis = Analysis(self, settings)
+        return self._analysis
+
+    def origins(self):
+        """Where the project's values come from (see ddplint.analysis.origins), computed once."""
+        if self._origins is None:
+            from ddplint.analysis.origins import Origins
+
+            self._origins = Origins(self)
+        return self._origins
+
+    def calls_to(self, scope: Scope) -> list[tuple[ModuleFacts, CallSite]]:
+        """Every call that runs `scope`, with its module, in the order of `modules` and of each
+        module's calls; all calls are resolved once, the first time any function is asked for."""
+        if self._calls_to is None:
+            self._calls_to = index_calls(self, self.modules.values())
+        return self._calls_to.get(id(scope), [])
+
+    def lookup(self, qualname: str, depth: int = 0) -> tuple[ModuleFacts, Scope] | None:
+        """The function or method a qualified name denotes, if the project defines it."""
+        if depth > 4:
+            return None
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self.modules.get(".".join(parts[:cut]))
+            if module is None:
+                continue
+            rest = ".".join(parts[cut:])
+            scope = module.functions.get(rest)
+            if scope is not None:
+                return module, scope
+            # A package re-exporting a name: `from .engine import train_one_epoch`.
+            head, _, tail = rest.partition(".")
+            target = module.imports.aliases.get(head)
+            if target is not None and target != qualname:
+                return self.lookup(f"{target}.{tail}" if tail else target, depth + 1)
+            return None
+        return None
+
+    def resolve_call(self, facts: ModuleFacts, call: CallSite) -> tuple[ModuleFacts, Scope] | None:
+        """The project function a call runs, for plain, imported and `self.` calls."""
+        if call.name is None:
+            return None
+        return self.resolve_name(facts, call.scope, call.name)
+
+    def resolve_name(self, facts: ModuleFacts, scope: Scope, name: str) -> tuple[ModuleFacts, Scope] | None:
+        """What calling `name` (import-resolved dotted spelling) from `scope` runs, if ours."""
+        if name.startswith("self.") and scope.class_name is not None:
+            method = name[5:]
+            if "." not in method:
+                return self.method(facts, scope.class_name, method)
+            return None
+        if "." not in name:
+            # A nested function defined in an enclosing scope, then a module-level one.
+            enclosing: Scope | None = scope
+            while enclosing is not None and enclosing.parent is not None:
+                nested = facts.functions.get(f"{enclosing.name}.<locals>.{name}")
+                if nested is not None:
+                    return facts, nested
+                enclosing = enclosing.parent
+            found = facts.functions.get(name)
+            if found is not None:
+                return facts, found
+            # A class instantiated: its __init__ runs.
+            if name in facts.classes:
+                return self.method(facts, name, "__init__")
+            return None
+        local = facts.functions.get(name)
+        if local is not None:  # `Class.method(...)` within the module
+            return facts, local
+        instance = self._instance_method(facts, scope, name)
+        if instance is not None:
+            return instance
+        found = self.lookup(name)
+        if found is None:
+            head, _, tail = name.rpartition(".")
+            module = self.modules.get(head)
+            if module is not None and tail in module.classes:
+                return self.method(module, tail, "__init__")
+        return found
+
+    def _instance_method(self, facts: ModuleFacts, scope: Scope, name: str):
+        """`meter.all_reduce()` where `meter = AverageMeter(...)`, a class of the project."""
+        head, _, method = name.rpartition(".")
+        if not head or head == "self":
+            return None
+        for value in facts.values_of(scope, head):
+            if not isinstance(value, cst.Call):
+                continue
+            spelled = dotted_name(value.func)
+            if spelled is None:
+                continue
+            if spelled in facts.classes:
+                found = self.method(facts, spelled, method)
+            else:
+                module_name, _, class_name = facts.imports.resolve_dotted(spelled).rpartition(".")
+                module = self.modules.get(module_name)
+                found = (
+                    self.method(module, class_name, method)
+                    if module and class_name in module.classes
+                    else None
+                )
+            if found is not None:
+                return found
+        return None
+
+    def method(self, facts: ModuleFacts, class_name: str, method: str, depth: int = 0):
+        scope = facts.functions.get(f"{class_name}.{method}")
+        if scope is not None:
+            return facts, scope
+        if depth > 4:
+            return None
+        # Base classes defined in the same module or imported from the project.
+        node = facts.classes.get(class_name)
+        if node is None:
+            return None
+        for base in node.bases:
+            base_name = facts.qualname(base.value)
+            if base_name is None:
+                continue
+            if base_name in facts.classes:
+                found = self.method(facts, base_name, method, depth + 1)
+            else:
+                found = self.lookup(f"{base_name}.{method}")
+            if found is not None:
+                return found
+        return None
+
+    def callees(self, facts: ModuleFacts, scope: Scope) -> Iterable[tuple[CallSite, ModuleFacts, Scope]]:
+        for call in scope.calls:
+            target = self.resolve_call(facts, call)
+            if target is not None:
+                yield call, target[0], target[1]
+
+
+def index_calls(
+    project: Project, modules: Iterable[ModuleFacts], skip: Callable[[CallSite], bool] = lambda call: False
+) -> dict[int, list[tuple[ModuleFacts, CallSite]]]:
+    """The calls of `modules` (minus those `skip` rules out) by the id of the project function
+    each runs; the functions live as long as the project that holds their modules."""
+    found: dict[int, list[tuple[ModuleFacts, CallSite]]] = {}
+    for facts in list(modules):
+        for call in facts.all_calls():
+            if skip(call):
+                continue
+            target = project.resolve_call(facts, call)
+            if target is not None:
+                found.setdefault(id(target[1]), []).append((facts, call))
+    return found

@@ -1,0 +1,1 @@
+"""A run over files: discovery, the prefilter, caches and worker processes around the engine."""

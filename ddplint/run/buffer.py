@@ -1,0 +1,63 @@
+"""Checking one in-memory buffer (flake8's `lines`, an editor's unsaved text, stdin) in its project."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ddplint.config import Settings
+from ddplint.diagnostics import Diagnostic
+from ddplint.engine.checker import Linter, LoadError, read_source
+from ddplint.engine.context_modules import DEFAULT_BUDGET, load_neighbours
+from ddplint.engine.fix import fix_module
+from ddplint.model.facts import ModuleFacts
+from ddplint.run.cache.trees import kept_trees
+from ddplint.syntax.source import Source, detect_newline
+
+
+@dataclass
+class BufferResult:
+    facts: ModuleFacts | None
+    diagnostics: list[Diagnostic]
+    # Set when fixing: the fixed text, and how many findings of each code the fixes removed.
+    fixed_text: str | None = None
+    fixed_codes: Counter[str] = field(default_factory=Counter)
+    fix_error: str | None = None
+
+
+def buffer_source(filename: str, data: bytes | str) -> Source:
+    """Bytes are decoded like a file (encoding cookie, BOM); text is taken as it is."""
+    if isinstance(data, bytes):
+        return read_source(filename, data)
+    return Source(filename, data, newline=detect_newline(data))
+
+
+def check_buffer(
+    filename: str,
+    data: bytes | str,
+    settings: Settings | None = None,
+    *,
+    budget: float = DEFAULT_BUDGET,
+    fix: bool = False,
+    unsafe_fixes: bool = False,
+    noqa: bool = True,
+) -> BufferResult:
+    """Check `data` as the content of `filename`, with the modules it imports read from disk.
+
+    `budget` bounds the seconds spent loading those modules (0: the buffer alone). `noqa` off
+    ignores suppression comments (flake8's `--disable-noqa`).
+    """
+    linter = Linter(settings, noqa=noqa)
+    if budget > 0:
+        linter.trees = kept_trees(linter.settings.root)
+    try:
+        facts = linter.facts_for(buffer_source(filename, data))
+    except LoadError as exc:
+        return BufferResult(None, [exc.diagnostic])
+    linter.project.add(facts)
+    if budget > 0:
+        load_neighbours(linter, [facts], budget)
+    if not fix:
+        return BufferResult(facts, linter.check(facts))
+    outcome = fix_module(linter, facts, unsafe=unsafe_fixes)
+    return BufferResult(facts, outcome.remaining, outcome.text, outcome.fixed_codes, outcome.error)

@@ -1,0 +1,1 @@
+"""`.ddplint_cache/`: findings and parsed modules kept between runs."""

@@ -1,0 +1,217 @@
+"""Parsed modules kept between runs in `.ddplint_cache/`: parsing is most of a run's work.
+
+The findings cache (see ddplint.run.cache.plan) spares only groups in which nothing changed. A run
+after an edit still checks the whole group of the edited file, and a run on the few files
+pre-commit passes reads the modules around them as context: without this, each such run parses
+them all again. A module's facts and tree are kept pickled (see ddplint.syntax.pickling) and
+compressed, one file per module, headed by a key over its text and what its facts depend on;
+reading one back costs about an eighth of parsing it.
+
+Only libcst's nodes and ddplint's own fact classes are unpickled (see `_Restricted`), each built
+afresh for the module read (see `loads`): a cache folder someone else wrote can at worst cost a
+parse; it can neither run code nor change the trees of other modules.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+import pickle
+import shutil
+import sys
+import zlib
+from pathlib import Path
+
+from ddplint.model.facts import ModuleFacts
+from ddplint.run.cache.findings import CACHE_DIR, digest, is_folder, replace_whole
+from ddplint.syntax.parse import run_with_large_stack, unchecked_nodes
+from ddplint.syntax.source import Source
+
+_PREFIX = "trees-"  # the folder of the trees kept by one version of ddplint's code
+_MAGIC = b"ddplint-tree-1\n"
+_KEY_BYTES = 40  # a hex digest
+# Speed over size: level 1 already shrinks a pickle about fourfold, to the size of the source.
+_LEVEL = 1
+
+
+class TreeCache:
+    def __init__(self, folder: Path, *, keep: bool = True) -> None:
+        self.folder = folder
+        self.keep = keep  # False: read what is kept, keep nothing new
+        self._ready = False
+
+    @classmethod
+    def under(cls, cache_root: Path, *, keep: bool = True) -> TreeCache:
+        """The trees kept in a project's `.ddplint_cache/`. A module's facts depend on its text
+        and ddplint's code, not on the settings: runs with other settings share them."""
+        from ddplint import __version__
+        from ddplint.run.cache.findings import code_key
+
+        return cls(cache_root / f"{_PREFIX}{__version__}-{code_key()[:16]}", keep=keep)
+
+    def file_for(self, filename: str) -> Path:
+        """One file per module: a changed module replaces its old tree."""
+        return self.folder / f"{digest(os.path.abspath(filename))}.pickle.z"
+
+    def has(self, filename: str) -> bool:
+        """Whether a tree is kept for this file, kept since it last changed (a guess from the
+        times: `load` checks the text)."""
+        try:
+            return self.file_for(filename).stat().st_mtime_ns >= os.stat(filename).st_mtime_ns
+        except OSError:  # none kept, or the folder cannot be read
+            return False
+
+    def load(self, source: Source, module_name: str) -> ModuleFacts | None:
+        """The facts kept for this text of the module, named as this run names the file."""
+        try:
+            with open(self.file_for(source.filename), "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        key = _key(source, module_name).encode()
+        head = len(_MAGIC) + _KEY_BYTES
+        if data[: len(_MAGIC)] != _MAGIC or data[len(_MAGIC) : head] != key:
+            return None  # another text, or another format
+        try:
+            # A pickle is about four times its source: more is not a tree of this text.
+            blob = _decompress(data[head:], limit=64 * len(source.text) + (1 << 20))
+            facts = loads(blob)
+            if not isinstance(facts, ModuleFacts) or not isinstance(facts.source, Source):
+                return None
+            facts.source.filename = source.filename
+        except Exception:  # damaged or foreign: parse it instead
+            return None
+        return facts
+
+    def store(self, facts: ModuleFacts, blob: bytes | None = None) -> None:
+        """Keep a module's facts; `blob`: already pickled (see ddplint.syntax.pickling)."""
+        if not self.keep:
+            return
+        if blob is None:
+            from ddplint.syntax import pickling as treepickle
+
+            try:
+                # Pickling recurses once per nesting level: a deep stack, as for parsing.
+                blob = run_with_large_stack(lambda: treepickle.dumps(facts))
+            except (RecursionError, MemoryError, pickle.PickleError, TypeError, AttributeError):
+                return  # parsed again next time
+        key = _key(facts.source, facts.module_name).encode()
+        try:
+            self._prepare()
+            replace_whole(self.file_for(facts.filename), _MAGIC + key + zlib.compress(blob, _LEVEL))
+        except OSError:
+            pass  # a read-only or full disk: parsed again next time
+
+    def _prepare(self) -> None:
+        if not self._ready:
+            if not self.folder.is_dir():
+                self._drop_others()
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._ready = True
+
+    def _drop_others(self) -> None:
+        """Trees kept by other versions of ddplint's code are never read again: each is as
+        large as the project's source, so they go when this version keeps its first."""
+        for other in self.folder.parent.glob(f"{_PREFIX}*"):
+            if other != self.folder and other.is_dir():
+                shutil.rmtree(other, ignore_errors=True)
+
+
+def kept_trees(root: Path) -> TreeCache | None:
+    """The trees `ddplint check` keeps in the project's cache, to be read and never written: an
+    editor linting a buffer on every save, or flake8's run, reads the modules around the files
+    back instead of parsing them again, and writes nothing into the project."""
+    folder = root / CACHE_DIR
+    return TreeCache.under(folder, keep=False) if is_folder(folder) else None
+
+
+def _key(source: Source, module_name: str) -> str:
+    """What a module's facts depend on: its text as decoded, its module name (relative imports),
+    and the pickle's makers. ddplint's own code and settings are in the cache folder's name."""
+    return digest(
+        source.text,
+        source.encoding,
+        str(source.bom),
+        source.newline,
+        module_name,
+        _libcst_version(),
+        sys.version,
+    )
+
+
+@functools.cache
+def _libcst_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("libcst")
+    except PackageNotFoundError:  # installed without its metadata
+        from libcst._version import __version__
+
+        return __version__
+
+
+def _decompress(data: bytes, limit: int) -> bytes:
+    inflate = zlib.decompressobj()
+    out = inflate.decompress(data, limit)
+    if inflate.unconsumed_tail or not inflate.eof:
+        raise ValueError("larger than a tree of this text, or cut short")
+    return out
+
+
+@functools.cache
+def _ours() -> frozenset[tuple[str, str]]:
+    """What a kept module's pickle may name besides libcst's node classes: facts, and the
+    factories that share whitespace nodes."""
+    from ddplint.model.facts import CallSite, Loop, Scope
+    from ddplint.model.names import ImportMap
+    from ddplint.syntax.sharing import FACTORIES  # libcst: only once a tree is read
+
+    # Named by the classes themselves: a module that moves keeps its kept trees readable.
+    classes = (ModuleFacts, Scope, CallSite, Loop, ImportMap, Source, *FACTORIES.values())
+    return frozenset((cls.__module__, cls.__qualname__) for cls in classes)
+
+
+# What find_class allowed, by name: each kept module names the same few dozen classes.
+_allowed: dict[tuple[str, str], object] = {}
+
+
+class _Restricted(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        found = _allowed.get((module, name))
+        if found is None:
+            found = _allowed[module, name] = self._allow(module, name)
+        return found
+
+    def _allow(self, module: str, name: str):
+        if (module, name) in _ours():
+            return super().find_class(module, name)
+        if module.startswith("libcst._nodes.") or module == "libcst._maybe_sentinel":
+            from libcst import CSTNode, MaybeSentinel
+
+            found = super().find_class(module, name)
+            if found is MaybeSentinel or (
+                isinstance(found, type) and issubclass(found, CSTNode) and found.__module__ == module
+            ):
+                return found  # building a node runs nothing but its fields' assignment
+        raise pickle.UnpicklingError(f"{module}.{name} is not part of a kept module")
+
+
+def loads(blob: bytes):
+    """Unpickle a kept module. Every object it names is built afresh for it (whitespace is
+    shared only within it), except MaybeSentinel's members, which are checked unchanged after."""
+    from libcst import MaybeSentinel
+
+    from ddplint.syntax.sharing import sharing_apart
+
+    members = [(member, dict(vars(member))) for member in MaybeSentinel]
+    try:
+        with unchecked_nodes(), sharing_apart():
+            return _Restricted(io.BytesIO(blob)).load()
+    finally:
+        for member, before in members:
+            if vars(member) != before:  # a hostile pickle set attributes on it: undone
+                vars(member).clear()
+                vars(member).update(before)
+                raise pickle.UnpicklingError("a kept module changed a shared object")

@@ -1,0 +1,180 @@
+"""Parsing untrusted text without crashing the process.
+
+libcst's parser is native code that recurses once per nesting level: on the main thread's
+stack, a few thousand nested brackets or a long `and` chain overflow it and kill the process
+with a segmentation fault, which no `except` can catch; well before that it slows down
+quadratically. Two guards keep that from happening:
+
+- CPython's own parser (run only to build its symbol table, never to compile or execute)
+  rejects input nested deeper than Python itself accepts. Such a file cannot run either, so it
+  is reported as a syntax error. Its other complaints are ignored: libcst knows newer grammar
+  than the running interpreter may.
+- libcst then parses on a thread with a large stack, which holds the deepest nesting CPython
+  accepts (and far more).
+"""
+
+from __future__ import annotations
+
+import symtable
+import sys
+import threading
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Callable, TypeVar
+
+from ddplint.syntax.lazycst import cst
+
+# Virtual memory only: the pages are touched only as deep as the recursion really goes.
+PARSER_STACK_BYTES = 512 * 1024 * 1024
+# Python frames allowed on that stack, for recursive walks of deep trees (code generation).
+DEEP_RECURSION_LIMIT = 60_000
+_THREAD_NAME = "ddplint-deep"
+
+# What CPython says when input is nested beyond what it can parse.
+_TOO_DEEP_MESSAGES = ("too many nested parentheses", "too complex", "too many nested")
+
+_stack_lock = threading.Lock()
+T = TypeVar("T")
+
+
+class TooDeep(Exception):
+    """The text is nested deeper than Python itself can parse."""
+
+
+# Texts CPython's parser already accepted in this process (see ddplint.run.outline): no need to ask again.
+_accepted: set[tuple[int, int]] = set()
+
+
+def accepted_key(text: str) -> tuple[int, int]:
+    # `hash` is salted per interpreter: keys noted by a forked worker hold; others just miss.
+    return (len(text), hash(text))
+
+
+def note_accepted(key: tuple[int, int]) -> None:
+    _accepted.add(key)
+
+
+def check_depth(text: str, filename: str) -> None:
+    """Raise TooDeep when CPython's parser gives up on the nesting of `text`."""
+    if accepted_key(text) in _accepted:
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes etc.: not ours to report
+            # Parsing and naming only: as strict on nesting as building the AST (the same limits
+            # to within two levels), a third cheaper, as it builds no Python object per node.
+            symtable.symtable(text, filename, "exec")
+    except RecursionError:
+        raise TooDeep("nested too deeply for Python's parser (RecursionError)") from None
+    except MemoryError:
+        raise TooDeep("nested too deeply for Python's parser (parser stack overflow)") from None
+    except SyntaxError as exc:
+        message = str(exc.msg or "")
+        if any(m in message for m in _TOO_DEEP_MESSAGES):
+            raise TooDeep(f"nested too deeply for Python's parser ({message})") from None
+    except (ValueError, OverflowError):
+        pass  # e.g. NUL bytes: rejected earlier; libcst gives the real verdict
+
+
+def python_syntax_error(text: str, filename: str) -> SyntaxError | None:
+    """CPython's own complaint about `text`, if it has one: clearer than libcst's token lists
+    ("Missing parentheses in call to 'print'"), with the position Python users know."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, filename, "exec", 0x400, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, OverflowError, RecursionError, MemoryError):
+        return None
+    return None
+
+
+def run_with_large_stack(function: Callable[[], T], stack_bytes: int = PARSER_STACK_BYTES) -> T:
+    """Run `function` on a thread with a big stack and a high recursion limit; return its result
+    or raise its error in the caller's thread. One such call runs at a time."""
+    if threading.current_thread().name == _THREAD_NAME:
+        return function()  # already on a deep stack
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = function()
+        except BaseException as exc:  # handed back to the caller's thread
+            outcome["error"] = exc
+
+    with _stack_lock:
+        previous_stack = threading.stack_size()
+        previous_limit = sys.getrecursionlimit()
+        # The limit is per interpreter; the calling thread only waits while it is raised.
+        sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT))
+        try:
+            try:
+                threading.stack_size(stack_bytes)
+                worker = threading.Thread(target=target, name=_THREAD_NAME, daemon=True)
+                worker.start()
+            except (ValueError, RuntimeError, MemoryError):
+                worker = None  # no thread with that stack on this platform
+            finally:
+                threading.stack_size(previous_stack)
+            if worker is not None:
+                worker.join()
+        finally:
+            sys.setrecursionlimit(previous_limit)
+    if worker is None:
+        return function()
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]
+
+
+def parse_module(text: str, filename: str) -> cst.Module:
+    """libcst's parse, guarded: raises TooDeep, cst.ParserSyntaxError, or returns the module."""
+    text = _apart(text)
+    check_depth(text, filename)
+    return run_with_large_stack(lambda: _parse_unvalidated(text))
+
+
+def _apart(text: str) -> str:
+    """`text`, or an equal copy of it that dies with the parse when it is not ASCII: both parsers
+    read it as UTF-8, and CPython keeps that encoding inside the string for as long as it lives
+    (beside the text that the run keeps, for a third of torch's source)."""
+    if text.isascii():
+        return text  # its UTF-8 is the text itself
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
+
+
+_validate_node = None  # libcst's own, set aside the first time the checks are turned off
+
+
+def _skip_validation(node: cst.CSTNode) -> None:
+    pass
+
+
+@contextmanager
+def unchecked_nodes() -> Iterator[None]:
+    """Build nodes without the checks each runs when it is built (`__post_init__`).
+
+    Those checks guard trees built by hand; a node the parser builds from text it accepted, or
+    unpickling rebuilds from such a node, cannot fail them (libcst's own source notes they are
+    wasted on parsing), and they take a fifth of the parse. The checks are off only while the
+    calling thread parses or unpickles, and no other thread builds nodes meanwhile: nodes built
+    any other time (fixes) are still checked.
+    """
+    global _validate_node
+    if _validate_node is None:
+        _validate_node = cst.CSTNode.__post_init__
+    cst.CSTNode.__post_init__ = _skip_validation
+    try:
+        yield
+    finally:
+        cst.CSTNode.__post_init__ = _validate_node
+
+
+def _parse_unvalidated(text: str) -> cst.Module:
+    from ddplint.syntax.pieces import parse_in_pieces
+    from ddplint.syntax.sharing import shared_whitespace
+
+    with unchecked_nodes(), shared_whitespace():
+        return parse_in_pieces(text) or cst.parse_module(text)

@@ -1,0 +1,132 @@
+"""Node spans as character offsets, computed by one cheap code-generation pass.
+
+libcst's PositionProvider builds a CodeRange object for every node; this pass only counts
+characters, which costs a fraction of it, and is run only for modules that report something.
+A message about a module that may report nothing needs one line of it: `locate` finds a single
+function in the module's text instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+from ddplint.syntax.parse import run_with_large_stack
+
+
+class _OffsetState(CodegenState):
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.offset = 0
+        self.spans: dict[cst.CSTNode, tuple[int, int]] = {}
+
+    def add_indent_tokens(self) -> None:
+        for token in self.indent_tokens:
+            self.offset += len(token)
+
+    def add_token(self, value: str) -> None:
+        self.offset += len(value)
+
+    def pop_trailing_newline(self) -> None:
+        pass
+
+    @contextmanager
+    def record_syntactic_position(
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> Iterator[None]:
+        start = self.offset
+        yield
+        spans = self.spans
+        if start_node is not None and start_node in spans:
+            start = spans[start_node][0]
+        end = spans[end_node][1] if end_node is not None and end_node in spans else self.offset
+        spans[node] = (start, end)
+
+
+def compute_spans(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int]]:
+    """Map every syntactic node of `module` to its (start, end) offsets in `module.code`."""
+    state = _OffsetState(module)
+    # Code generation recurses once per nesting level: give deep trees a deep stack.
+    run_with_large_stack(lambda: module._codegen(state))
+    return state.spans
+
+
+class _TextAndOffsetState(_OffsetState):
+    """Offsets, and the code itself."""
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        super().add_indent_tokens()
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self.offset += len(value)
+
+
+def locate(
+    module: cst.Module, text: str, node: cst.CSTNode
+) -> tuple[int, dict[cst.CSTNode, tuple[int, int]]] | None:
+    """Where statement `node` of `module` starts in `text` (the module's code), with the spans
+    of its nodes relative to that start; None when its code is not found there exactly once.
+
+    Generating one statement costs far less than the whole module: a function's code, indented
+    as the blocks around it indent it, is a piece of the module's code, found by searching.
+    """
+    indents = _indents_around(module, node)
+    if indents is None:
+        return None
+    state = _TextAndOffsetState(module)
+    state.indent_tokens = indents
+    run_with_large_stack(lambda: node._codegen(state))
+    # Without its last newline: the module's last line may have none.
+    code = "".join(state.tokens).rstrip("\r\n")
+    start = text.find(code)
+    if start < 0 or text.find(code, start + 1) >= 0:
+        return None
+    return start, state.spans
+
+
+# Nodes a statement can lie in, below the module: compound statements and their clauses.
+_HOLDERS = (
+    cst.BaseCompoundStatement,
+    cst.IndentedBlock,
+    cst.Else,
+    cst.Finally,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.MatchCase,
+)
+
+_CLAUSE_FIELDS = ("body", "handlers", "orelse", "finalbody")
+
+
+def _indents_around(module: cst.Module, target: cst.CSTNode) -> list[str] | None:
+    """The indentation each block around `target` adds, outermost first, as code generation
+    adds it; None when `target` is no statement of `module`."""
+    default = module.default_indent
+    stack: list[tuple[cst.CSTNode, tuple[str, ...]]] = [(stmt, ()) for stmt in module.body]
+    while stack:
+        node, indents = stack.pop()
+        if node is target:
+            return list(indents)
+        if isinstance(node, cst.IndentedBlock):
+            inner = (*indents, default if node.indent is None else node.indent)
+            stack.extend((stmt, inner) for stmt in node.body)
+        elif isinstance(node, cst.Match):
+            inner = (*indents, default if node.indent is None else node.indent)
+            stack.extend((case, inner) for case in node.cases)
+        elif isinstance(node, _HOLDERS):
+            for field in _CLAUSE_FIELDS:
+                value = getattr(node, field, None)
+                if isinstance(value, (tuple, list)):
+                    stack.extend((clause, indents) for clause in value)
+                elif value is not None:
+                    stack.append((value, indents))
+    return None
