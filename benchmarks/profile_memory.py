@@ -34,10 +34,9 @@ from ddplint.analysis.divergence.simulate import Simulator
 from ddplint.analysis.origins import Origins
 from ddplint.config import Settings
 from ddplint.engine.checker import Linter
-from ddplint.run import prefilter
-from ddplint.run import shared_load as readahead
+from ddplint.run import prefilter, shared_load
 from ddplint.run.discovery import discover
-from ddplint.syntax import pickling as treepickle
+from ddplint.syntax import pickling
 
 MIB = 1024 * 1024
 
@@ -129,11 +128,11 @@ def store_costs(loaded: list) -> list[tuple[str, str]]:
         out = work()
         return out, time.process_time() - start
 
-    blobs, dumping = timed(lambda: [treepickle.dumps(facts) for facts in loaded])
+    blobs, dumping = timed(lambda: [pickling.dumps(facts) for facts in loaded])
     # Level 1, as ddplint.run.cache.trees keeps modules between runs.
     packed, packing = timed(lambda: [zlib.compress(blob, 1) for blob in blobs])
     _, unpacking = timed(lambda: [zlib.decompress(blob) for blob in packed])
-    _, reading = timed(lambda: [treepickle.loads(blob) for blob in blobs])
+    _, reading = timed(lambda: [pickling.loads(blob) for blob in blobs])
     return [
         ("pickled (trees + facts)", f"{sum(map(len, blobs)) / MIB:.0f} MB in {dumping:.1f} CPU s"),
         ("compressed (zlib, level 1)", f"{sum(map(len, packed)) / MIB:.0f} MB in {packing:.1f} CPU s"),
@@ -150,7 +149,7 @@ def profile(paths: list[str], types: bool = False, store: bool = False) -> list[
     gc.disable()  # as the `ddplint` command runs
     linter.keep_texts = False  # as a run that fixes nothing: texts are read back when asked for
     before, started = resident_bytes(), time.process_time()
-    loaded, _ = readahead.add_group(linter, kept)  # as the run loads a group in its own process
+    loaded, _ = shared_load.add_group(linter, kept)  # as the run loads a group in its own process
     after_load, loading = resident_bytes(), time.process_time() - started
     for facts in loaded:
         reads.checking = facts.filename

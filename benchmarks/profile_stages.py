@@ -16,12 +16,14 @@ import time
 from pathlib import Path
 
 from ddplint.config import Settings
-from ddplint.engine.checker import Linter, LoadError, parse_source, read_source
+from ddplint.engine.checker import Linter
 from ddplint.model.facts import ModuleFacts
 from ddplint.model.names import module_name_for
 from ddplint.run import prefilter
 from ddplint.run.discovery import discover
 from ddplint.syntax import positions
+from ddplint.syntax.parse import parse_source
+from ddplint.syntax.reading import LoadError, read_source
 
 
 class Clock:

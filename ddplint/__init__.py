@@ -16,8 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
-__version__ = "0.1.0"
-__url__ = "https://github.com/ddplint/ddplint"
+from ddplint._meta import __url__, __version__
 
 if TYPE_CHECKING:
     from ddplint.config import Settings
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
 
     Config = Union[Settings, str, os.PathLike, None]
 
-__all__ = ["__version__", "lint_paths", "lint_source"]
+__all__ = ["__url__", "__version__", "lint_paths", "lint_source"]
 
 
 def _settings(config: Config, start: Path | None) -> Settings:
@@ -46,8 +45,9 @@ def lint_source(text: str, filename: str = "<stdin>.py", config: Config = None) 
     by default the built-in defaults are used. Returns the findings sorted by position.
     Raises `ddplint.config.ConfigError` for an invalid configuration.
     """
-    from ddplint.engine.checker import Linter, LoadError
+    from ddplint.engine.checker import Linter
     from ddplint.run.buffer import buffer_source
+    from ddplint.syntax.reading import LoadError
 
     linter = Linter(_settings(config, None))
     try:

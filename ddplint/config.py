@@ -1,10 +1,9 @@
-"""Settings: defaults, `[tool.ddplint]` in pyproject.toml, then the command line."""
+"""Loading settings: `[tool.ddplint]` in pyproject.toml (or ddplint.toml), checked key by key."""
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -12,35 +11,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from ddplint.rules.selection import enabled_codes
+from ddplint.settings import DEFAULT_EXCLUDES, ConfigError, Settings, compile_patterns
 
-class ConfigError(Exception):
-    """A configuration problem; the message names the file and key."""
-
-
-DEFAULT_EXCLUDES = (
-    ".bzr",
-    ".direnv",
-    ".eggs",
-    ".git",
-    ".hg",
-    ".mypy_cache",
-    ".nox",
-    ".pants.d",
-    ".pytype",
-    ".ruff_cache",
-    ".svn",
-    ".tox",
-    ".venv",
-    "__pypackages__",
-    "_build",
-    "buck-out",
-    "build",
-    "dist",
-    "node_modules",
-    "site-packages",
-    "venv",
-    ".ddplint_cache",
-)
+__all__ = ["DEFAULT_EXCLUDES", "ConfigError", "Settings", "load_settings"]
 
 _LIST_KEYS = (
     "select",
@@ -52,25 +26,6 @@ _LIST_KEYS = (
     "rank-predicates",
 )
 _KNOWN_KEYS = frozenset((*_LIST_KEYS, "per-file-ignores", "max-file-size"))
-# Bigger files are reported (E902) instead of parsed: generated data, not training code.
-DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
-
-
-@dataclass
-class Settings:
-    select: list[str] = field(default_factory=lambda: ["ALL"])
-    ignore: list[str] = field(default_factory=list)
-    extend_select: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDES))
-    extend_exclude: list[str] = field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    collectives: list[str] = field(default_factory=list)
-    rank_predicates: list[str] = field(default_factory=list)
-    # In bytes; 0 for no limit.
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    # The folder the config came from; globs and relative paths are anchored there.
-    root: Path = field(default_factory=Path.cwd)
-    config_file: Path | None = None
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -134,8 +89,6 @@ def settings_from_table(table: dict, path: Path) -> Settings:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{path}: `{key}` must be a list of strings, got {value!r}")
         if key in ("exclude", "extend-exclude"):
-            from ddplint.run.discovery import compile_patterns
-
             bad = compile_patterns(list(value))[1]
             if bad:
                 raise ConfigError(f"{path}: `{key}` has an invalid pattern: {bad[0]!r}")
@@ -149,8 +102,6 @@ def settings_from_table(table: dict, path: Path) -> Settings:
 
 def _check_codes(settings: Settings, path: Path) -> None:
     """Name the file when a configured code matches no rule."""
-    from ddplint.rules.selection import enabled_codes  # selection imports this module
-
     try:
         enabled_codes(settings)
     except ConfigError as exc:

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from ddplint._meta import rule_url
+
 if TYPE_CHECKING:
     from ddplint.syntax.source import Source
 
@@ -76,8 +78,6 @@ class Diagnostic:
 
     @property
     def url(self) -> str:
-        from ddplint.rules.pages import rule_url
-
         return rule_url(self.code)
 
     def sort_key(self) -> tuple:

@@ -111,7 +111,7 @@ def test_a_warm_run_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 def _parsed(monkeypatch: pytest.MonkeyPatch, folder: Path) -> list[str]:
     """The files the runs from now on parse (rather than read back from the cache)."""
-    from ddplint.engine import context_modules as neighbours
+    from ddplint.engine import context_modules
     from ddplint.engine.checker import Linter
 
     parsed: list[str] = []
@@ -122,7 +122,7 @@ def _parsed(monkeypatch: pytest.MonkeyPatch, folder: Path) -> list[str]:
         return real(self, source, module_name)
 
     monkeypatch.setattr(Linter, "facts_for", counting)
-    neighbours._cache.clear()  # as in a new process: no module read yet
+    context_modules._cache.clear()  # as in a new process: no module read yet
     return parsed
 
 

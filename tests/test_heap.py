@@ -7,31 +7,31 @@ import sys
 
 import pytest
 
-from ddplint.run import memory as heap
+from ddplint.run import memory
 
 PROGRAM = """
-import ddplint.run.memory as heap
+import ddplint.run.memory as memory
 def resident():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1])
-blocks = [bytes(2000) for _ in range(50_000)]  # 100 MB on the C heap, above pymalloc's sizes
+blocks = [bytes(2000) for _ in range(50_000)]  # 100 MB on the C memory, above pymalloc's sizes
 kept = blocks[-1]  # the heap's last block stays in use: free() alone cannot shrink it
 del blocks
 before = resident()
-heap.give_back_free_memory()
+memory.give_back_free_memory()
 print(before, resident())
 """
 
 
 def test_calling_it_is_harmless_everywhere() -> None:
-    heap.give_back_free_memory()
-    heap.give_back_free_memory()
+    memory.give_back_free_memory()
+    memory.give_back_free_memory()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_the_pages_of_freed_memory_go_back() -> None:
-    heap.give_back_free_memory()
-    if not heap._trim:
+    memory.give_back_free_memory()
+    if not memory._trim:
         pytest.skip("no malloc_trim in this C library")
     done = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, check=True)
     before, after = map(int, done.stdout.split())
@@ -41,15 +41,15 @@ def test_the_pages_of_freed_memory_go_back() -> None:
 def test_memory_goes_back_after_every_megabyte_of_source_parsed(monkeypatch) -> None:
     total = 0
     given_back_at = []
-    monkeypatch.setattr(heap, "give_back_free_memory", lambda: given_back_at.append(total))
-    monkeypatch.setattr(heap, "_parsed_since", 0)
+    monkeypatch.setattr(memory, "give_back_free_memory", lambda: given_back_at.append(total))
+    monkeypatch.setattr(memory, "_parsed_since", 0)
     for size in (600_000, 600_000, 100_000, 2_000_000, 10):
         total += size
-        heap.parsed(size)
+        memory.parsed(size)
     # Once past a megabyte (1.2 MB), then past another since (2.1 MB later); the last 10
     # bytes wait for the next megabyte.
     assert given_back_at == [1_200_000, 3_300_000]
-    assert heap._parsed_since == 10
+    assert memory._parsed_since == 10
 
 
 def test_loading_a_group_here_counts_what_it_parsed(tmp_path, monkeypatch) -> None:
@@ -61,6 +61,6 @@ def test_loading_a_group_here_counts_what_it_parsed(tmp_path, monkeypatch) -> No
         (tmp_path / name).write_text(text)
         paths.append(tmp_path / name)
     counted = []
-    monkeypatch.setattr(heap, "parsed", counted.append)
+    monkeypatch.setattr(memory, "parsed", counted.append)
     load_group(Linter(), paths, None)
     assert counted == [len("import torch\n"), len("x = 1\n")]  # not the file that did not parse

@@ -78,16 +78,16 @@ def test_crash_while_reading_a_module(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_crash_while_fixing_leaves_the_file_and_fixes_the_others(tmp_path: Path, monkeypatch) -> None:
-    from ddplint.run import runner
+    from ddplint.run import group
 
-    real = runner.fix_module
+    real = group.fix_module
 
     def fix_module(linter, facts, **kwargs):
         if facts.filename.endswith("bad.py"):
             raise KeyError("boom in the fixer")
         return real(linter, facts, **kwargs)
 
-    monkeypatch.setattr(runner, "fix_module", fix_module)
+    monkeypatch.setattr(group, "fix_module", fix_module)
     (tmp_path / "bad.py").write_text(GOOD)
     (tmp_path / "good.py").write_text(GOOD)
     outcome = ddplint(tmp_path, "--fix", ".")

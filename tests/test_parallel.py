@@ -11,9 +11,7 @@ import pytest
 from inline_pool import InlinePool
 
 from ddplint.config import Settings
-from ddplint.run import prefilter
-from ddplint.run import shared_load as readahead
-from ddplint.run import workers as parallel
+from ddplint.run import prefilter, shared_load, workers
 from ddplint.run.runner import RunOptions, run
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -33,7 +31,7 @@ def test_workers_report_what_one_process_reports_in_the_same_order(tmp_path: Pat
     folder = tmp_path / "fixtures"
     files = sorted(folder.rglob("*.py"))
     selection = prefilter.select(files, None, graph=True)
-    groups = parallel.groups_of(files, selection.modules, selection.graph.components())
+    groups = workers.groups_of(files, selection.modules, selection.graph.components())
     assert len(groups) > 2, "the fixtures are many independent programs"
     single = _report(folder, 1)
     assert single
@@ -50,7 +48,7 @@ def test_a_package_that_imports_itself_stays_in_one_group(tmp_path: Path) -> Non
     (tmp_path / "script.py").write_text("import os\n")
     files = sorted(tmp_path.rglob("*.py"))
     selection = prefilter.select(files, None, graph=True)
-    groups = parallel.groups_of(files, selection.modules, selection.graph.components())
+    groups = workers.groups_of(files, selection.modules, selection.graph.components())
     assert sorted(sorted(p.name for p in g) for g in groups) == [
         ["__init__.py", "a.py", "b.py"],
         ["script.py"],
@@ -67,7 +65,7 @@ def test_groups_are_checked_here_when_no_worker_can_start(
     def refuse(*args, **kwargs):
         raise OSError("no semaphores here")
 
-    monkeypatch.setattr(parallel, "ProcessPoolExecutor", refuse)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", refuse)
     assert _report(folder, 2) == single
 
 
@@ -120,8 +118,8 @@ def test_the_other_groups_are_queued_behind_the_largest_groups_loading(
     single = _report(tmp_path, 1)
     assert {d[3] for d in single} == {"DDP005"}
     pool = InlinePool()
-    monkeypatch.setattr(readahead, "MIN_FILES", 4)
-    monkeypatch.setattr(parallel, "start_pool", lambda workers: pool)
+    monkeypatch.setattr(shared_load, "MIN_FILES", 4)
+    monkeypatch.setattr(workers, "start_pool", lambda workers: pool)
     assert _report(tmp_path, 2) == single
     loading = pool.tasks.count("_load_elsewhere")
     assert loading and pool.tasks == ["_load_elsewhere"] * loading + ["_work"] * 3

@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from fixture_harness import FIXTURES
 
-from ddplint.syntax import pieces as piecewise
+from ddplint.syntax import pieces
 from ddplint.syntax.parse import parse_module
 from ddplint.syntax.pieces import parse_in_pieces
 
@@ -99,7 +99,7 @@ def parsed_pieces(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(text)
         return real(text)
 
-    monkeypatch.setattr(piecewise.cst, "parse_module", recording)
+    monkeypatch.setattr(pieces.cst, "parse_module", recording)
     return seen
 
 
@@ -176,8 +176,8 @@ def test_every_fixture_in_small_pieces_equals_its_whole_parse() -> None:
 
 
 def test_the_guarded_parse_cuts_large_modules(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(piecewise, "PIECE_BYTES", 300)
-    monkeypatch.setattr(piecewise, "WHOLE_UP_TO", 1000)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 300)
+    monkeypatch.setattr(pieces, "WHOLE_UP_TO", 1000)
     seen = parsed_pieces(monkeypatch)
     text = "\n\n".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(100))
     tree = parse_module(text, "m.py")

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from ddplint.config import Settings
-from ddplint.engine.checker import Linter, LoadError
+from ddplint.engine.checker import Linter
 from ddplint.run import prefilter
 from ddplint.run.outline import MODULE, Outline, outline
 from ddplint.run.runner import RunOptions, run
+from ddplint.syntax.reading import LoadError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -10,10 +10,11 @@ import pytest
 from inline_pool import InlinePool
 
 from ddplint.config import Settings
-from ddplint.engine.checker import Linter, LoadError
-from ddplint.run import shared_load as readahead
+from ddplint.engine.checker import Linter
+from ddplint.run import shared_load
 from ddplint.run.runner import RunOptions, run
-from ddplint.syntax import pickling as treepickle
+from ddplint.syntax import pickling
+from ddplint.syntax.reading import LoadError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -36,11 +37,11 @@ def test_facts_sent_back_by_a_worker_give_the_same_findings(tmp_path: Path) -> N
         facts = Linter(settings).load(str(path))
         # Through a file, and through the pool's pipe when no folder could be made.
         folder = str(tmp_path) if index % 2 else None
-        kind, payload = readahead._load_elsewhere(settings, str(path), folder)
+        kind, payload = shared_load._load_elsewhere(settings, str(path), folder)
         assert kind == ("file" if folder else "facts")
-        blob = readahead._read_once(payload) if folder else payload
+        blob = shared_load._read_once(payload) if folder else payload
         here.append(facts)
-        received.append(treepickle.loads(blob))
+        received.append(pickling.loads(blob))
     assert list(tmp_path.iterdir()) == []  # each file is removed once read
     findings = _checked(here)
     assert len(findings) > 100
@@ -51,7 +52,7 @@ def test_a_syntax_error_found_by_a_worker_is_reported_as_here(tmp_path: Path) ->
     path = tmp_path / "broken.py"
     path.write_text("def f(:\n    pass\n")
     settings = Settings(root=tmp_path)
-    kind, payload = readahead._load_elsewhere(settings, str(path), str(tmp_path))
+    kind, payload = shared_load._load_elsewhere(settings, str(path), str(tmp_path))
     assert kind == "error"
     with pytest.raises(LoadError) as here:
         Linter(settings).load(str(path))
@@ -65,19 +66,19 @@ def test_the_share_a_worker_loads_is_balanced_by_size(tmp_path: Path) -> None:
         path = tmp_path / f"m{index}.py"
         path.write_text("x = 1\n" * (size // 6))
         paths.append(path)
-    shared, own = readahead._shared_out(paths)
+    shared, own = shared_load._shared_out(paths)
     assert shared and own and sorted(shared + own) == sorted(paths)
     assert own == sorted(own, key=lambda p: -p.stat().st_size)  # largest first
     cost = {p: p.stat().st_size for p in paths}
     # This process also checks the whole group once it is loaded.
     here = (
         sum(cost[p] for p in paths if p not in shared)
-        + readahead.RECEIVE_COST * sum(cost[p] for p in shared)
-        + readahead.CHECK_COST * sum(cost.values())
+        + shared_load.RECEIVE_COST * sum(cost[p] for p in shared)
+        + shared_load.CHECK_COST * sum(cost.values())
     )
-    elsewhere = readahead.WORKER_COST * sum(cost[p] for p in shared)
+    elsewhere = shared_load.WORKER_COST * sum(cost[p] for p in shared)
     # Largest first: the last, smallest modules even out what the others left.
-    assert abs(here - elsewhere) <= min(cost.values()) * readahead.WORKER_COST
+    assert abs(here - elsewhere) <= min(cost.values()) * shared_load.WORKER_COST
 
 
 def test_modules_kept_parsed_are_read_here_and_the_rest_shared(tmp_path: Path) -> None:
@@ -87,7 +88,7 @@ def test_modules_kept_parsed_are_read_here_and_the_rest_shared(tmp_path: Path) -
         path.write_text("x = 1\n" * (size // 6))
         paths.append(path)
     stored = {paths[0], paths[3]}
-    shared, own = readahead._shared_out(paths, stored, storing=True)
+    shared, own = shared_load._shared_out(paths, stored, storing=True)
     assert stored <= set(own)
     assert shared and sorted(shared + own) == sorted(paths)
 
@@ -100,10 +101,10 @@ def test_a_module_a_worker_has_loaded_is_received_before_this_process_loads_its_
         path = tmp_path / f"m{index}.py"
         path.write_text("x = 1\n" * (size // 6))
         paths.append(path)
-    shared, own = readahead._shared_out(paths)
+    shared, own = shared_load._shared_out(paths)
     assert len(shared) >= 2 and len(own) >= 2
     events: list[tuple[str, Path]] = []
-    load_here, received = readahead._load_here, readahead._received
+    load_here, received = shared_load._load_here, shared_load._received
 
     def here(linter, path):
         events.append(("here", path))
@@ -113,10 +114,10 @@ def test_a_module_a_worker_has_loaded_is_received_before_this_process_loads_its_
         events.append(("received", path))
         return received(linter, path, future)
 
-    monkeypatch.setattr(readahead, "_load_here", here)
-    monkeypatch.setattr(readahead, "_received", receive)
+    monkeypatch.setattr(shared_load, "_load_here", here)
+    monkeypatch.setattr(shared_load, "_received", receive)
     linter = Linter(Settings(root=tmp_path))
-    loaded = readahead._load_shared(linter, paths, InlinePool(), str(tmp_path), set(), lambda: None)
+    loaded = shared_load._load_shared(linter, paths, InlinePool(), str(tmp_path), set(), lambda: None)
     assert [path for path, _ in loaded] == paths
     assert events == [("here", own[0])] + [("received", p) for p in shared] + [("here", p) for p in own[1:]]
 
@@ -126,7 +127,7 @@ def test_a_worker_keeps_what_it_parses(tmp_path: Path) -> None:
 
     path = FIXTURES / "DDP005" / "bad_barrier_on_rank_zero.py"
     settings = Settings(root=FIXTURES)
-    kind, _ = readahead._load_elsewhere(settings, str(path), None, str(tmp_path))
+    kind, _ = shared_load._load_elsewhere(settings, str(path), None, str(tmp_path))
     assert kind == "facts"
     here = Linter(settings).load(str(path))
     kept = TreeCache(tmp_path).load(here.source, here.module_name)
@@ -147,7 +148,7 @@ def test_one_large_group_gives_the_same_findings_with_a_worker_helping(
     folder = _torch_part()
     if folder is None or not folder.is_dir():
         pytest.skip("torch is not installed")
-    monkeypatch.setattr(readahead, "MIN_FILES", 4)
+    monkeypatch.setattr(shared_load, "MIN_FILES", 4)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the pickles are handed over
 
     def report(jobs: int) -> list[tuple]:

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from ddplint.config import Settings
-from ddplint.engine.checker import Linter, LoadError
-from ddplint.run.cache import trees as treecache
+from ddplint.engine.checker import Linter
+from ddplint.run.cache import trees
 from ddplint.run.cache.trees import TreeCache
+from ddplint.syntax.reading import LoadError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRAIN = FIXTURES / "DDP005" / "bad_barrier_on_rank_zero.py"
@@ -106,10 +107,10 @@ def test_a_damaged_tree_costs_a_parse(tmp_path: Path, parsed: list[str], damage:
     first = _linter(tmp_path).load(str(TRAIN))
     kept = TreeCache(tmp_path).file_for(str(TRAIN))
     data = kept.read_bytes()
-    head = len(treecache._MAGIC) + treecache._KEY_BYTES
+    head = len(trees._MAGIC) + trees._KEY_BYTES
     damaged = {
         "truncated": data[: len(data) // 2],
-        "other format": b"ddplint-tree-0\n" + data[len(treecache._MAGIC) :],
+        "other format": b"ddplint-tree-0\n" + data[len(trees._MAGIC) :],
         "not a pickle": data[:head] + zlib.compress(b"not a pickle"),
     }[damage]
     kept.write_bytes(damaged)
@@ -131,7 +132,7 @@ class _Payload:
 def test_a_foreign_tree_runs_no_code(tmp_path: Path, parsed: list[str]) -> None:
     first = _linter(tmp_path).load(str(TRAIN))
     kept = TreeCache(tmp_path).file_for(str(TRAIN))
-    head = kept.read_bytes()[: len(treecache._MAGIC) + treecache._KEY_BYTES]
+    head = kept.read_bytes()[: len(trees._MAGIC) + trees._KEY_BYTES]
     target = tmp_path / "made"
     kept.write_bytes(head + zlib.compress(pickle.dumps(_Payload(str(target)))))
     facts = _linter(tmp_path).load(str(TRAIN))
@@ -143,7 +144,7 @@ def test_a_foreign_tree_runs_no_code(tmp_path: Path, parsed: list[str]) -> None:
 def _plant(tmp_path: Path, hostile: object) -> None:
     """A kept file for TRAIN, with the right key, holding `hostile` pickled."""
     kept = TreeCache(tmp_path).file_for(str(TRAIN))
-    head = kept.read_bytes()[: len(treecache._MAGIC) + treecache._KEY_BYTES]
+    head = kept.read_bytes()[: len(trees._MAGIC) + trees._KEY_BYTES]
     kept.write_bytes(head + zlib.compress(pickle.dumps(hostile)))
 
 
@@ -160,12 +161,12 @@ class _Rewritten:
 def test_a_foreign_tree_changes_no_other_tree(tmp_path: Path, parsed: list[str]) -> None:
     from libcst import MaybeSentinel
 
-    from ddplint.syntax import sharing as sharednodes
+    from ddplint.syntax import sharing
 
     _linter(tmp_path).load(str(TRAIN))
     other = FIXTURES / "DDP001" / "batch_sampler_with_shuffle.py"
     hostile = [
-        _Rewritten(sharednodes.simple_whitespace, (" ",), {"value": "    # hostile\n\n"}),
+        _Rewritten(sharing.simple_whitespace, (" ",), {"value": "    # hostile\n\n"}),
         _Rewritten(MaybeSentinel, (MaybeSentinel.DEFAULT.value,), {"_name_": "HOSTILE"}),
     ]
     for rewritten in hostile:
@@ -183,7 +184,7 @@ def test_a_tree_too_large_for_its_text_is_not_inflated(tmp_path: Path, parsed: l
     _linter(tmp_path).load(str(TRAIN))
     kept = TreeCache(tmp_path).file_for(str(TRAIN))
     data = kept.read_bytes()
-    head = len(treecache._MAGIC) + treecache._KEY_BYTES
+    head = len(trees._MAGIC) + trees._KEY_BYTES
     # A whole tree, then padding (unpickling would stop before it): too large to be inflated.
     padding = b"\0" * (64 * len(TRAIN.read_text()) + (2 << 20))
     kept.write_bytes(data[:head] + zlib.compress(zlib.decompress(data[head:]) + padding))
@@ -242,7 +243,7 @@ def test_a_cache_folder_that_cannot_be_read_costs_a_parse(
 def test_a_kept_tree_may_name_only_nodes_and_facts(module: str, name: str) -> None:
     import io
 
-    unpickler = treecache._Restricted(io.BytesIO(b""))
+    unpickler = trees._Restricted(io.BytesIO(b""))
     with pytest.raises(pickle.UnpicklingError):
         unpickler.find_class(module, name)
     assert unpickler.find_class("libcst._nodes.expression", "Name").__name__ == "Name"

@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from ddplint.syntax import pickling as treepickle
+from ddplint.syntax import pickling
 from ddplint.syntax.parse import parse_module
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures").rglob("*.py"))
@@ -26,20 +26,20 @@ def kinds(tree: cst.CSTNode) -> set[type]:
 def test_modules_come_back_equal() -> None:
     for path in FIXTURES:
         tree = parse_module(path.read_text(encoding="utf-8"), str(path))
-        back = treepickle.loads(treepickle.dumps(tree))
+        back = pickling.loads(pickling.dumps(tree))
         assert back.deep_equals(tree), path
         assert back.code == tree.code
 
 
 def test_every_kind_of_node_met_pickles_as_its_fields() -> None:
-    table = treepickle._dispatch_table()
+    table = pickling._dispatch_table()
     met = set().union(*(kinds(parse_module(p.read_text(encoding="utf-8"), str(p))) for p in FIXTURES))
     assert len(met) > 60
     assert met <= set(table)
 
 
 def test_equal_whitespace_comes_back_as_one_node_and_comments_apart() -> None:
-    back = treepickle.loads(treepickle.dumps(cst.parse_module(TEXT)))
+    back = pickling.loads(pickling.dumps(cst.parse_module(TEXT)))
     first, second = (stmt.trailing_whitespace for stmt in back.body[:2])
     assert first.whitespace is second.whitespace  # "  " before each comment
     assert first.newline is second.newline
@@ -50,7 +50,7 @@ def test_equal_whitespace_comes_back_as_one_node_and_comments_apart() -> None:
 
 def test_what_a_parse_shared_stays_shared_within_the_tree() -> None:
     text = "def f(alpha, beta, gamma):\n    return alpha + beta - gamma\n"
-    back = treepickle.loads(treepickle.dumps(parse_module(text, "t.py")))
+    back = pickling.loads(pickling.dumps(parse_module(text, "t.py")))
     params = back.body[0].params.params
     total = back.body[0].body.body[0].body[0].value  # (alpha + beta) - gamma
     assert params[0].comma is params[1].comma
@@ -58,6 +58,6 @@ def test_what_a_parse_shared_stays_shared_within_the_tree() -> None:
 
 
 def test_nodes_built_after_unpickling_are_checked() -> None:
-    treepickle.loads(treepickle.dumps(cst.parse_module(TEXT)))
+    pickling.loads(pickling.dumps(cst.parse_module(TEXT)))
     with pytest.raises(cst.CSTValidationError):
         cst.Name("not a name")

@@ -17,9 +17,9 @@ from collections import OrderedDict, deque
 from collections.abc import Iterator
 from pathlib import Path
 
-from ddplint.config import DEFAULT_EXCLUDES
 from ddplint.engine.checker import Linter
 from ddplint.model.facts import ModuleFacts
+from ddplint.settings import DEFAULT_EXCLUDES
 
 DEFAULT_BUDGET = 2.0  # seconds
 MAX_MODULES = 200

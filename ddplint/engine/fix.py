@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ddplint.diagnostics import Applicability, Diagnostic, Edit
-from ddplint.engine.checker import Linter, LoadError
+from ddplint.engine.checker import Linter
 from ddplint.model.facts import ModuleFacts
+from ddplint.syntax.reading import LoadError
 from ddplint.syntax.source import Source
 
 MAX_PASSES = 10

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ddplint import __version__
+from ddplint._meta import __version__
 from ddplint.config import ConfigError, Settings, load_settings
 from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, input_error
 from ddplint.report import FORMATS
@@ -23,7 +23,8 @@ from ddplint.rules.selection import enabled_codes
 from ddplint.run.buffer import check_buffer
 from ddplint.run.cache.findings import caches_of
 from ddplint.run.discovery import is_excluded
-from ddplint.run.runner import RunOptions, run, unified_diff
+from ddplint.run.group import unified_diff
+from ddplint.run.runner import RunOptions, run
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -52,7 +53,7 @@ def entry() -> None:
     ends at once (files are written and closed before the run returns).
 
     For the same reason the cycle collector stays off: the run pauses it while trees are built
-    (see runner.collector_paused), and the first collection after that walks every object built
+    (see group.collector_paused), and the first collection after that walks every object built
     meanwhile, 0.7 s on 420 modules, to free nothing the exit would not. The language server,
     which lives on, turns it back on.
     """

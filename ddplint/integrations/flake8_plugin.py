@@ -26,14 +26,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ddplint import __version__
+from ddplint._meta import __version__
 from ddplint.config import ConfigError, Settings, load_settings
 from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic
-from ddplint.engine.checker import LoadError, read_source
 from ddplint.engine.context_modules import DEFAULT_BUDGET
 from ddplint.rules import ALL_RULES
 from ddplint.run.buffer import check_buffer
 from ddplint.run.memory import give_back_free_memory
+from ddplint.syntax.reading import LoadError, read_source
 
 # flake8 reports unreadable and unparsable files itself (E902, E999).
 _FLAKE8_OWN = frozenset({IO_ERROR, SYNTAX_ERROR})

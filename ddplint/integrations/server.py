@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from ddplint import __version__
+from ddplint._meta import __version__
 from ddplint.config import ConfigError, Settings, load_settings
 from ddplint.diagnostics import INTERNAL_ERROR, Applicability, Diagnostic, Location, input_error
 from ddplint.integrations.editing import client_units, disable_edit, line_span

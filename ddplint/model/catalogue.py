@@ -8,6 +8,8 @@ rank predicates in `[tool.ddplint]` (`collectives = [...]`, `rank-predicates = [
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from enum import Enum
 
 # torch.distributed functions every rank of the group must call, in the same order.
 # The value notes why; object collectives are several tensor collectives under the hood.
@@ -216,3 +218,51 @@ RANK_WORDS = frozenset(
 # Text a device string built from a rank spells: `"cuda:{}"`, `f"cuda:{r}"`, `"cuda:%d"`, `"cuda:" +`.
 # Looked for when a module is loaded (see ModuleFacts.builds_device_string), while its text is at hand.
 BUILT_DEVICE_STRING = re.compile(r"cuda:[{%\"']")
+
+
+# The table the simulator reads: what each library call means for rank divergence. --------------
+
+
+class Role(Enum):
+    COLLECTIVE = "collective"  # every rank of the group calls it, in the same order
+    EXIT = "exit"  # ends the process: the launcher tears the job down (fail-fast)
+    RANK = "rank"  # returns this process's rank
+    MAIN = "main"  # true on the main process (rank 0) only
+    UNIFORM = "uniform"  # returns the same on every rank
+    DATA = "data"  # returns what differs per rank by data or timing
+    WRAPPER = "wrapper"  # wraps a model for data parallelism: built with a collective, and so is each call
+    ENGINE = "engine"  # returns an object whose methods (METHODS[tag]) include collectives
+
+
+@dataclass(frozen=True)
+class LibraryCall:
+    role: Role
+    why: str = ""
+    tag: str | None = None  # ENGINE: the kind of object it returns, for METHODS
+
+
+def _entries(names, role: Role, why: str = "") -> dict[str, LibraryCall]:
+    notes = names if isinstance(names, dict) else dict.fromkeys(names, why)
+    return {name: LibraryCall(role, note) for name, note in notes.items()}
+
+
+# By qualified name, as the module's imports resolve the call.
+FUNCTIONS: dict[str, LibraryCall] = {
+    **_entries(EXIT_CALLS, Role.EXIT, "ends the process"),
+    **_entries(TORCH_COLLECTIVES_QUALIFIED, Role.COLLECTIVE),
+    **_entries(OTHER_COLLECTIVES, Role.COLLECTIVE),
+    **_entries(RANK_CALLS, Role.RANK, "this process's rank"),
+    **_entries(MAIN_CALLS, Role.MAIN, "true on the main process only"),
+    **_entries(UNIFORM_CALLS, Role.UNIFORM, "configuration of the process group"),
+    **_entries(FILESYSTEM_CALLS, Role.UNIFORM, "shared storage, in the common case"),
+    **_entries(DATA_CALLS, Role.DATA, "data or timing of this process"),
+    **_entries(DDP_WRAPPERS, Role.WRAPPER, "broadcasts the parameters when built; syncs buffers in forward"),
+    "deepspeed.initialize": LibraryCall(Role.ENGINE, "returns the engine first", tag="deepspeed-init"),
+    "accelerate.Accelerator": LibraryCall(Role.ENGINE, "accelerate's Accelerator", tag="accelerator"),
+}
+
+# By the kind of object the method is called on (a tag the simulator gives values).
+METHODS: dict[str, dict[str, LibraryCall]] = {
+    "accelerator": _entries(ACCELERATE_COLLECTIVES, Role.COLLECTIVE),
+    "deepspeed": _entries(DEEPSPEED_COLLECTIVES, Role.COLLECTIVE),
+}

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from ddplint.model.facts import CallSite, ModuleFacts, Scope
 from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
+
+T = TypeVar("T")
 
 
 class Project:
@@ -18,45 +21,34 @@ class Project:
         # Modules of the run that were not loaded (see ddplint.run.prefilter), with what their
         # import statements bind.
         self.unloaded: dict[str, tuple[str, ...]] = {}
-        self._analysis = None
-        self._origins = None
-        self._calls_to: dict[int, list[tuple[ModuleFacts, CallSite]]] | None = None
+        # What analyses computed from the modules as they are now (see `derived`).
+        self._derived: dict[object, object] = {}
         for facts in modules:
             self.add(facts)
 
     def add(self, facts: ModuleFacts) -> None:
         self.modules.setdefault(facts.module_name, facts)
         self.files[facts.filename] = facts
-        self._analysis = self._origins = self._calls_to = None
+        self._derived = {}
 
     def replace(self, facts: ModuleFacts) -> None:
         if self.modules.get(facts.module_name) is self.files.get(facts.filename):
             self.modules[facts.module_name] = facts
         self.files[facts.filename] = facts
-        self._analysis = self._origins = self._calls_to = None
+        self._derived = {}
 
-    def analysis(self, settings=None):
-        """The rank-divergence analysis of the whole project, computed once."""
-        if self._analysis is None:
-            from ddplint.analysis.divergence.analysis import Analysis
-
-            self._analysis = Analysis(self, settings)
-        return self._analysis
-
-    def origins(self):
-        """Where the project's values come from (see ddplint.analysis.origins), computed once."""
-        if self._origins is None:
-            from ddplint.analysis.origins import Origins
-
-            self._origins = Origins(self)
-        return self._origins
+    def derived(self, key: object, build: Callable[[], T]) -> T:
+        """What `build` computes from the project's modules, built once and dropped when a
+        module is added or replaced: the analyses keep their results here."""
+        if key not in self._derived:
+            self._derived[key] = build()
+        return self._derived[key]  # type: ignore[return-value]
 
     def calls_to(self, scope: Scope) -> list[tuple[ModuleFacts, CallSite]]:
         """Every call that runs `scope`, with its module, in the order of `modules` and of each
         module's calls; all calls are resolved once, the first time any function is asked for."""
-        if self._calls_to is None:
-            self._calls_to = index_calls(self, self.modules.values())
-        return self._calls_to.get(id(scope), [])
+        index = self.derived("calls_to", lambda: index_calls(self, self.modules.values()))
+        return index.get(id(scope), [])
 
     def lookup(self, qualname: str, depth: int = 0) -> tuple[ModuleFacts, Scope] | None:
         """The function or method a qualified name denotes, if the project defines it."""

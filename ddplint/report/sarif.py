@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from ddplint import __url__, __version__
+from ddplint._meta import __url__, __version__, rule_url
 from ddplint.diagnostics import Diagnostic, Location
 from ddplint.rules import ALL_RULES, Rule
-from ddplint.rules.pages import page_sections, rule_page, rule_url
+from ddplint.rules.pages import page_sections, rule_page
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"

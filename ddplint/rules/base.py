@@ -7,13 +7,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from ddplint import analysis
 from ddplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
 from ddplint.syntax.lazycst import cst
 
 if TYPE_CHECKING:
-    from ddplint.config import Settings
+    from ddplint.analysis.divergence.analysis import Analysis
+    from ddplint.analysis.origins import Origins
     from ddplint.model.facts import ModuleFacts
     from ddplint.model.project import Project
+    from ddplint.settings import Settings
 
 
 class Rule(ABC):
@@ -42,6 +45,16 @@ class Context:
     settings: Settings
     rule: Rule | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def divergence(self) -> Analysis:
+        """The project's rank-divergence analysis, built once for the whole run."""
+        return analysis.divergence(self.project, self.settings)
+
+    @property
+    def origins(self) -> Origins:
+        """Where the project's values come from, built once for the whole run."""
+        return analysis.origins(self.project)
 
     def report(
         self,

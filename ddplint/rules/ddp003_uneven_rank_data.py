@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ddplint.analysis.divergence.analysis import Finding, ops_label
+from ddplint.analysis.divergence.labels import ops_label
+from ddplint.analysis.divergence.results import Cause, Finding
 from ddplint.analysis.divergence.triggers import collective_triggers
 from ddplint.diagnostics import Applicability, Fix
 from ddplint.rules.base import Context
@@ -11,6 +12,7 @@ from ddplint.rules.divergence_base import DivergenceRule
 
 class UnevenRankData(DivergenceRule):
     code = "DDP003"
+    cause = Cause.UNEVEN
     name = "uneven-rank-data"
     summary = "data split per rank without padding, iterated by a loop that calls collectives"
     fix_applicability = Applicability.DISPLAY_ONLY

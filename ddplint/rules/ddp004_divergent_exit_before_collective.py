@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ddplint.analysis.divergence.analysis import Finding, ops_label
+from ddplint.analysis.divergence.labels import ops_label
+from ddplint.analysis.divergence.results import Cause, Finding
 from ddplint.analysis.divergence.triggers import collective_triggers
 from ddplint.diagnostics import Applicability
 from ddplint.model.catalogue import DDP_WRAPPERS
@@ -14,6 +15,7 @@ from ddplint.syntax.lazycst import cst
 
 class DivergentExitBeforeCollective(DivergenceRule):
     code = "DDP004"
+    cause = Cause.DATA
     name = "divergent-exit-before-collective"
     summary = "a data-dependent `continue`/`break`/`return` or branch before a collective"
     fix_applicability = Applicability.UNSAFE

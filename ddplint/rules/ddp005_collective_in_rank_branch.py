@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ddplint.analysis.divergence.analysis import Finding, ops_label
+from ddplint.analysis.divergence.labels import ops_label
+from ddplint.analysis.divergence.results import Cause, Finding
 from ddplint.analysis.divergence.seq import Op
 from ddplint.analysis.divergence.triggers import collective_triggers
 from ddplint.diagnostics import Applicability, Edit
@@ -19,6 +20,7 @@ DDP_NOTE = (
 
 class CollectiveInRankBranch(DivergenceRule):
     code = "DDP005"
+    cause = Cause.RANK
     name = "collective-in-rank-branch"
     summary = "a collective, directly or through a called function, reached by one rank class only"
     fix_applicability = Applicability.UNSAFE

@@ -53,7 +53,7 @@ class DeviceByGlobalRank(Rule):
     def check(self, ctx: Context) -> None:
         facts = ctx.facts
         for scope, sink, node in _sinks(facts):
-            origin = ctx.project.origins().of(facts, scope, node)
+            origin = ctx.origins.of(facts, scope, node)
             if origin is None or origin.kind != GLOBAL:
                 continue
             self._report(ctx, scope, sink, node, origin)
@@ -183,7 +183,7 @@ def _local_rank_in_scope(ctx: Context, scope: Scope, used: cst.BaseExpression) -
     """A plain name holding the local rank, bound before `used` (or in an enclosing scope)."""
     facts = ctx.facts
     start = facts.span(used)[0]
-    finder = ctx.project.origins()
+    finder = ctx.origins
     current: Scope | None = scope
     while current is not None:
         for name in sorted(current.params):
@@ -207,7 +207,7 @@ def _local_rank_in_scope(ctx: Context, scope: Scope, used: cst.BaseExpression) -
 
 
 def _origin_of_values(ctx: Context, facts: ModuleFacts, scope: Scope, values) -> Origin | None:
-    finder = ctx.project.origins()
+    finder = ctx.origins
     found = [finder.of(facts, scope, v) for v in values]
     if not found or any(o is None for o in found) or len({o.kind for o in found}) != 1:
         return None

@@ -37,7 +37,7 @@ class SwallowedExceptionInStep(Rule):
         facts = ctx.facts
         if not facts.has_try:
             return  # nothing to swallow an error
-        analysis = ctx.project.analysis(ctx.settings)
+        analysis = ctx.divergence
         distributed = analysis.distributed(facts) or any(
             c.name == INIT_PROCESS_GROUP for c in facts.all_calls()
         )
@@ -58,7 +58,7 @@ class SwallowedExceptionInStep(Rule):
         """The call of the `try` body that synchronises ranks: a backward pass first, then a
         collective or a wrapped forward, then an optimizer step (which does not synchronise)."""
         inside = _calls_within(node.body)
-        analysis = ctx.project.analysis(ctx.settings)
+        analysis = ctx.divergence
         found: list[CallSite] = []
         for call in scope.calls:  # in the order the code spells them
             if call.node not in inside:
@@ -90,7 +90,7 @@ class SwallowedExceptionInStep(Rule):
         else:
             if step.method == "backward":
                 which = " (the gradient all-reduce of `backward()`)"
-            elif ctx.project.analysis(ctx.settings).is_collective(step.name or ""):
+            elif ctx.divergence.is_collective(step.name or ""):
                 which = f" (`{step.name}`)"
             else:
                 which = ""

@@ -93,7 +93,7 @@ class LoaderWithoutDistributedSampler(Rule):
             )
 
     def _distributed(self, ctx: Context, facts: ModuleFacts) -> bool:
-        if ctx.project.analysis(ctx.settings).distributed(facts):
+        if ctx.divergence.distributed(facts):
             return True
         return any(call.name == INIT_PROCESS_GROUP for call in facts.all_calls())
 
@@ -156,7 +156,7 @@ def _training_use(ctx: Context, facts: ModuleFacts, scope: Scope, node: cst.Call
 def _receivers(ctx: Context, scope: Scope, depth: int):
     """(module, scope, name) where a caller keeps what `scope` returns: `loader = build(...)`."""
     out = []
-    for caller_facts, call in ctx.project.origins().callers(scope):
+    for caller_facts, call in ctx.origins.callers(scope):
         if call.target is not None:
             out.append((caller_facts, call.scope, call.target, depth))
     return out
@@ -195,7 +195,7 @@ def _iterates(node: cst.BaseExpression, name: str) -> bool:
 
 
 def _trains(ctx: Context, facts: ModuleFacts, scope: Scope, loop) -> bool:
-    analysis = ctx.project.analysis(ctx.settings)
+    analysis = ctx.divergence
     for call in scope.calls:
         if call.loop is None or not loop.encloses(call.loop):
             continue

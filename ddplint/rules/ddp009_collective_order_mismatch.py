@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ddplint.analysis.divergence.analysis import Finding, op_label
+from ddplint.analysis.divergence.labels import op_label
+from ddplint.analysis.divergence.results import Cause, Finding
 from ddplint.analysis.divergence.triggers import collective_triggers
 from ddplint.diagnostics import Applicability
 from ddplint.rules.base import Context
@@ -11,6 +12,7 @@ from ddplint.rules.divergence_base import DivergenceRule
 
 class CollectiveOrderMismatch(DivergenceRule):
     code = "DDP009"
+    cause = Cause.ORDER
     name = "collective-order-mismatch"
     summary = "both rank classes call collectives, but different ones or in another order"
     fix_applicability = Applicability.DISPLAY_ONLY

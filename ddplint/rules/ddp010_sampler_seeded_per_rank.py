@@ -38,7 +38,7 @@ class SamplerSeededPerRank(Rule):
             replicas = bound.get("num_replicas")
             if isinstance(replicas, cst.Integer) and replicas.value == "1":
                 continue  # one replica: every rank reads the whole set anyway
-            origin = ctx.project.origins().of(facts, call.scope, seed.value, derived=True)
+            origin = ctx.origins.of(facts, call.scope, seed.value, derived=True)
             if origin is None:
                 continue
             spelled = facts.code(seed.value)
@@ -54,7 +54,7 @@ class SamplerSeededPerRank(Rule):
             fix = None
             help = "use one seed on every rank: a constant or a configured value (`seed=args.seed`)"
             if origin.kind != RANDOM:
-                fix = _fix(ctx, call.node, seed, ctx.project.origins(), call.scope)
+                fix = _fix(ctx, call.node, seed, ctx.origins, call.scope)
                 if fix is not None:
                     help = fix.message[0].lower() + fix.message[1:]
             ctx.report(seed.value, message, fix=fix, help=help)

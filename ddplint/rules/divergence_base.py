@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import ClassVar
 
-from ddplint.analysis.divergence.analysis import Finding
+from ddplint.analysis.divergence.results import Cause, Finding
 from ddplint.model.facts import ModuleFacts
 from ddplint.rules.base import Context, Rule
 from ddplint.syntax.lazycst import cst
 
 
 class DivergenceRule(Rule):
-    """A rule that reports the analysis's findings of its own code in the module being checked."""
+    """A rule that reports the analysis's findings of one cause in the module being checked."""
+
+    cause: ClassVar[Cause]
 
     def findings(self, ctx: Context) -> Iterator[Finding]:
-        for finding in ctx.project.analysis(ctx.settings).findings_for(ctx.facts):
-            if finding.code == self.code:
+        for finding in ctx.divergence.findings_for(ctx.facts):
+            if finding.cause is self.cause:
                 yield finding
 
 

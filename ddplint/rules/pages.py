@@ -10,12 +10,6 @@ def _folders() -> list[Path]:
     return [package / "_rule_pages", package.parent / "rules"]
 
 
-def rule_url(code: str) -> str:
-    from ddplint import __url__
-
-    return f"{__url__}/blob/main/rules/{code}.md"
-
-
 def rule_page(code: str) -> str | None:
     for folder in _folders():
         path = folder / f"{code}.md"

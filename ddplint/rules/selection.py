@@ -9,8 +9,8 @@ from pathlib import PurePath
 
 import pathspec
 
-from ddplint.config import ConfigError, Settings
 from ddplint.rules import ALL_RULES
+from ddplint.settings import ConfigError, Settings
 
 
 def _matches(code: str, selector: str) -> bool:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ddplint.config import Settings
 from ddplint.diagnostics import Diagnostic
-from ddplint.engine.checker import Linter, LoadError, read_source
+from ddplint.engine.checker import Linter
 from ddplint.engine.context_modules import DEFAULT_BUDGET, load_neighbours
 from ddplint.engine.fix import fix_module
 from ddplint.model.facts import ModuleFacts
 from ddplint.run.cache.trees import kept_trees
+from ddplint.settings import Settings
+from ddplint.syntax.reading import LoadError, read_source
 from ddplint.syntax.source import Source, detect_newline
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pathspec
 
-from ddplint.config import Settings
+from ddplint.settings import Settings, compile_patterns
 
 
 @dataclass
@@ -17,19 +17,6 @@ class Discovery:
     files: list[Path] = field(default_factory=list)
     # (path as given, reason) for paths that do not exist or cannot be walked.
     errors: list[tuple[str, str]] = field(default_factory=list)
-
-
-def compile_patterns(lines: list[str]) -> tuple[pathspec.GitIgnoreSpec, list[str]]:
-    """A spec of the valid patterns, and the invalid ones (git ignores those too)."""
-    good, bad = [], []
-    for line in lines:
-        try:
-            pathspec.GitIgnoreSpec.from_lines([line]).match_file("x")
-        except Exception:  # pathspec's own errors and re.error, by pattern
-            bad.append(line)
-        else:
-            good.append(line)
-    return pathspec.GitIgnoreSpec.from_lines(good), bad
 
 
 def _exclude_spec(settings: Settings) -> pathspec.GitIgnoreSpec:

@@ -15,6 +15,7 @@ import warnings
 from dataclasses import dataclass
 
 from ddplint.model.names import ImportMap
+from ddplint.syntax.pieces import first_line
 
 MODULE = ""  # the module's own statements, as one definition
 
@@ -62,11 +63,6 @@ class Outline:
             imports=tuple(data["imports"]),
             variables=frozenset(data["variables"]),
         )
-
-
-def first_line(node: ast.AST) -> int:
-    """The line a statement starts on, its decorators included."""
-    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
 
 
 def outline(

@@ -310,7 +310,7 @@ def outline_files(
 
 
 def _outline_task(task) -> tuple[Outline | None, tuple[int, int] | None]:
-    from ddplint.engine.checker import LoadError, read_source
+    from ddplint.syntax.reading import LoadError, read_source
 
     path, module_name, words, max_bytes = task
     try:

@@ -24,14 +24,15 @@ from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from ddplint.config import Settings
 from ddplint.diagnostics import Diagnostic
-from ddplint.engine.checker import Linter, LoadError, internal_error
+from ddplint.engine.checker import Linter, internal_error
 from ddplint.model.facts import ModuleFacts
-from ddplint.run import memory as heap
+from ddplint.run import memory
 from ddplint.run.cache.trees import TreeCache
 from ddplint.run.discovery import file_size
+from ddplint.settings import Settings
 from ddplint.syntax.parse import run_with_large_stack
+from ddplint.syntax.reading import LoadError
 
 # Below this many files a worker's help costs more than it saves.
 MIN_FILES = 24
@@ -180,7 +181,7 @@ def _settled(linter: Linter, facts: ModuleFacts) -> ModuleFacts:
     size = len(facts.source.text)
     if not linter.keep_texts:
         facts.source.forget_text(facts.tree)
-    heap.parsed(size)
+    memory.parsed(size)
     return facts
 
 
@@ -192,10 +193,10 @@ def _received(linter: Linter, path: Path, future: Future) -> Loaded:
     except (BrokenProcessPool, OSError, pickle.PickleError):
         return _load_here(linter, path)  # the worker died: load it here
     if kind == "facts":
-        from ddplint.syntax import pickling as treepickle  # libcst: only once modules are loaded
+        from ddplint.syntax import pickling  # libcst: only once modules are loaded
 
         # The payload and the unpickler's memo are given back too.
-        return _settled(linter, treepickle.loads(payload))
+        return _settled(linter, pickling.loads(payload))
     if kind == "error":
         return LoadError(payload)
     return _load_here(linter, path)  # it could not be sent (nested too deep to pickle)
@@ -219,7 +220,7 @@ def _load_elsewhere(
     parsing, reads the rest a few milliseconds at a time.
 
     The cycle collector is paused meanwhile, as in the calling process (see
-    runner.collector_paused): it would walk the growing tree again and again, a fifth of the
+    group.collector_paused): it would walk the growing tree again and again, a fifth of the
     work. The facts' own cycles are then freed by collecting the youngest generation only,
     which holds nothing older than this module, and the pages they held go back to the system.
     """
@@ -229,7 +230,7 @@ def _load_elsewhere(
     finally:
         gc.collect(0)
         gc.enable()
-        heap.give_back_free_memory()
+        memory.give_back_free_memory()
     if kind == "facts" and folder is not None:
         try:
             handle, written = tempfile.mkstemp(suffix=".pickle", dir=folder)
@@ -249,10 +250,10 @@ def _load_and_pickle(settings: Settings, filename: str, trees: str | None = None
     except Exception:
         return "here", None  # the calling process meets the same error and reports it
     try:
-        from ddplint.syntax import pickling as treepickle
+        from ddplint.syntax import pickling
 
         # Pickling recurses once per nesting level of the tree: a deep stack, as for parsing.
-        blob = run_with_large_stack(lambda: treepickle.dumps(facts))
+        blob = run_with_large_stack(lambda: pickling.dumps(facts))
     except (RecursionError, MemoryError, pickle.PickleError, TypeError, AttributeError):
         blob = None
     if blob is not None and trees is not None:

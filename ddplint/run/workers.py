@@ -24,10 +24,11 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ddplint.config import Settings
 from ddplint.diagnostics import Diagnostic
 from ddplint.engine.checker import FileResult, Linter
 from ddplint.run.discovery import file_size
+from ddplint.run.group import check_guarded, collector_paused, use_cache
+from ddplint.settings import Settings
 
 
 @dataclass
@@ -63,7 +64,6 @@ def check_group(
     """Load, analyse and check one group; `check` None means every file of it. `unloaded` and
     `outside`: the run's modules left unparsed (see ddplint.run.prefilter), never read as context."""
     from ddplint.engine.context_modules import load_neighbours
-    from ddplint.run.runner import _check_guarded, collector_paused, use_cache
     from ddplint.run.shared_load import add_group
 
     linter = Linter(settings, noqa=options.noqa)
@@ -78,7 +78,7 @@ def check_group(
             load_neighbours(linter, loaded, options.context_budget, skip=outside)
         for facts in loaded:
             if check is None or facts.filename in check:
-                out.files.append(_check_guarded(linter, facts, options))
+                out.files.append(check_guarded(linter, facts, options))
     given = set(paths)
     out.context = sorted(name for name in linter.project.files if name not in given)
     return out
@@ -117,7 +117,7 @@ def start_pool(workers: int) -> ProcessPoolExecutor | None:
 
 def _worker_started() -> None:
     """A worker may be forked while the caller has the cycle collector paused (see
-    runner.collector_paused); it frees the facts of each module it sends back, which hold
+    group.collector_paused); it frees the facts of each module it sends back, which hold
     cycles, so it collects, but never looks at what it inherited."""
     gc.freeze()
     gc.enable()

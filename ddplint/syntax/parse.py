@@ -23,7 +23,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Callable, TypeVar
 
+from ddplint.diagnostics import SYNTAX_ERROR, input_error
 from ddplint.syntax.lazycst import cst
+from ddplint.syntax.reading import LoadError
+from ddplint.syntax.source import Source
 
 # Virtual memory only: the pages are touched only as deep as the recursion really goes.
 PARSER_STACK_BYTES = 512 * 1024 * 1024
@@ -178,3 +181,30 @@ def _parse_unvalidated(text: str) -> cst.Module:
 
     with unchecked_nodes(), shared_whitespace():
         return parse_in_pieces(text) or cst.parse_module(text)
+
+
+# A parser message can list every token it expected; keep reports readable.
+MAX_MESSAGE_CHARS = 300
+
+
+def parse_source(source: Source) -> cst.Module:
+    """Parse with libcst; raises LoadError with an E999 diagnostic on a syntax error."""
+    try:
+        return parse_module(source.text, source.filename)
+    except TooDeep as exc:
+        raise LoadError(input_error(SYNTAX_ERROR, source.filename, f"cannot parse: {exc}")) from None
+    except cst.ParserSyntaxError as exc:
+        reason = exc.message.strip() or "syntax error"
+        row, column = max(1, exc.raw_line), max(1, exc.raw_column + 1)
+        python = python_syntax_error(source.text, source.filename)
+        if python is not None and python.msg:
+            # Python agrees the file is broken; its words and position are the familiar ones.
+            reason = python.msg
+            row, column = max(1, python.lineno or 1), max(1, python.offset or 1)
+        if len(reason) > MAX_MESSAGE_CHARS:
+            reason = reason[: MAX_MESSAGE_CHARS - 1] + "…"
+        message = f"cannot parse: {reason}"
+        raise LoadError(input_error(SYNTAX_ERROR, source.filename, message, row, column)) from None
+    except (RecursionError, MemoryError) as exc:
+        message = f"cannot parse: nested too deeply ({type(exc).__name__})"
+        raise LoadError(input_error(SYNTAX_ERROR, source.filename, message)) from None

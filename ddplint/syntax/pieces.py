@@ -27,9 +27,14 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ddplint.run.outline import first_line
 from ddplint.syntax.lazycst import cst
 from ddplint.syntax.source import detect_newline, line_starts
+
+
+def first_line(node: ast.AST) -> int:
+    """The line a statement starts on, its decorators included."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+
 
 # Pieces of about this size peak at 20 to 40 MB while parsed.
 PIECE_BYTES = 64 * 1024

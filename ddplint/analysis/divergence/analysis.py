@@ -8,10 +8,11 @@ on that file and the summaries of what it calls.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
 
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import Kind, Val
+from ddplint.analysis.divergence.labels import timeline
+from ddplint.analysis.divergence.results import Cause, Finding, Summary
 from ddplint.analysis.divergence.seq import (
     Choice,
     Exit,
@@ -32,35 +33,8 @@ from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
 
 MAX_DEPTH = 12  # nested summaries being computed at once
-
-
-@dataclass
-class Summary:
-    seq: Seq
-    ret: Val
-    complete: bool = True
-    split_findings: list = field(default_factory=list)
-    shard_findings: list = field(default_factory=list)
-
-
-@dataclass(eq=False)
-class Finding:
-    """A divergence found in one function; the rules turn these into diagnostics and fixes."""
-
-    code: str  # DDP004 or DDP005
-    kind: str  # "rank-only", "exit", "branch", "loop", "order", "split-barrier"
-    facts: ModuleFacts  # where it is reported
-    node: cst.CSTNode
-    ops: list[Op]  # the collectives one side performs and the other does not
-    choice: Choice | None = None
-    exit: Exit | None = None
-    notes: list[str] = field(default_factory=list)
-    cond: Val | None = None
-    other_ops: list[Op] = field(default_factory=list)  # "order": what the other side runs instead
-    only_rank_zero: bool = True
-    exits: list[Exit] = field(default_factory=list)  # early exits that made the difference
-    block: cst.CSTNode | None = None  # the split-barrier `with` statement, or the uneven loop
-    block_facts: ModuleFacts | None = None
+_CONFIGURED_COLLECTIVE = cat.LibraryCall(cat.Role.COLLECTIVE, "listed in `collectives`")
+_CONFIGURED_PREDICATE = cat.LibraryCall(cat.Role.MAIN, "listed in `rank-predicates`")
 
 
 class Analysis:
@@ -190,15 +164,18 @@ class Analysis:
         self._globals[key] = site
         return site
 
-    def is_collective(self, qualified: str) -> bool:
-        return (
-            qualified in cat.TORCH_COLLECTIVES_QUALIFIED
-            or qualified in cat.OTHER_COLLECTIVES
-            or qualified in self.user_collectives
-        )
+    def library_call(self, qualified: str) -> cat.LibraryCall | None:
+        """What a library call means (see ddplint.model.catalogue), the project's own
+        `collectives` and `rank-predicates` settings first."""
+        if qualified in self.user_collectives:
+            return _CONFIGURED_COLLECTIVE
+        if qualified in self.user_predicates:
+            return _CONFIGURED_PREDICATE
+        return cat.FUNCTIONS.get(qualified)
 
-    def is_rank_predicate(self, qualified: str, kind: str) -> bool:
-        return kind == "main" and qualified in self.user_predicates
+    def is_collective(self, qualified: str) -> bool:
+        library = self.library_call(qualified)
+        return library is not None and library.role is cat.Role.COLLECTIVE
 
     def is_loader(self, facts: ModuleFacts, scope: Scope, node: cst.BaseExpression) -> bool:
         name = dotted_name(node)
@@ -307,10 +284,12 @@ class Analysis:
             findings.extend(_divergent_choices(summary.seq))
             for (shard_facts, shard_node), loop, ops in summary.shard_findings:
                 findings.append(
-                    Finding("DDP003", "uneven", shard_facts, shard_node, ops, block=loop, block_facts=facts)
+                    Finding(
+                        Cause.UNEVEN, "uneven", shard_facts, shard_node, ops, block=loop, block_facts=facts
+                    )
                 )
             for op, block in summary.split_findings:
-                findings.append(Finding("DDP005", "split-barrier", op.facts, op.site, [op], block=block))
+                findings.append(Finding(Cause.RANK, "split-barrier", op.facts, op.site, [op], block=block))
         return findings
 
     def _compare(self, facts: ModuleFacts, scope: Scope, zero: Seq, other: Seq) -> list[Finding]:
@@ -378,7 +357,9 @@ class Analysis:
             and theirs[0].name != left_ops[0].name
         ):
             op = left_ops[0]
-            return Finding("DDP009", "order", op.facts, op.site, [op], other_ops=theirs, only_rank_zero=True)
+            return Finding(
+                Cause.ORDER, "order", op.facts, op.site, [op], other_ops=theirs, only_rank_zero=True
+            )
         if (
             right_ops
             and any(op.name in later_a for op in right_ops)
@@ -387,12 +368,12 @@ class Analysis:
         ):
             op = mine[0]
             return Finding(
-                "DDP009", "order", op.facts, op.site, [op], other_ops=[right_ops[0]], only_rank_zero=True
+                Cause.ORDER, "order", op.facts, op.site, [op], other_ops=[right_ops[0]], only_rank_zero=True
             )
         ops = left_ops or right_ops
         same_site = [op for op in ops if op.site is ops[0].site]
         return Finding(
-            "DDP005", "rank-only", ops[0].facts, ops[0].site, same_site, only_rank_zero=bool(left_ops)
+            Cause.RANK, "rank-only", ops[0].facts, ops[0].site, same_site, only_rank_zero=bool(left_ops)
         )
 
 
@@ -434,10 +415,10 @@ def _divergent_choices(seq: Seq, in_loop: Loop | None = None) -> list[Finding]:
         elif isinstance(item, Loop):
             body_ops = has_ops(item.body)
             if item.cond is not None and item.cond.divergent and body_ops:
-                code = "DDP004" if item.cond.kind is Kind.DATA else "DDP005"
+                cause = Cause.DATA if item.cond.kind is Kind.DATA else Cause.RANK
                 ops = [op for op in walk(item.body) if isinstance(op, Op) and op.param is None]
                 test = getattr(item.node, "test", item.node)
-                found.append(Finding(code, "loop", item.facts, test, ops, cond=item.cond))
+                found.append(Finding(cause, "loop", item.facts, test, ops, cond=item.cond))
             found.extend(_divergent_choices(item.body, item if body_ops else None))
     return found
 
@@ -476,7 +457,7 @@ def _choice_finding(choice: Choice, in_loop: Loop | None) -> Finding | None:
         if any(isinstance(x, Exit) and x.kind == "abort" for x in items):
             return None
         break
-    code = "DDP004" if choice.cond.kind is Kind.DATA else "DDP005"
+    cause = Cause.DATA if choice.cond.kind is Kind.DATA else Cause.RANK
     exits = [
         x
         for arm in choice.arms
@@ -491,7 +472,7 @@ def _choice_finding(choice: Choice, in_loop: Loop | None) -> Finding | None:
         if not skipped:
             return None
         return Finding(
-            code,
+            cause,
             "exit",
             exit_item.facts,
             exit_item.node,
@@ -503,7 +484,7 @@ def _choice_finding(choice: Choice, in_loop: Loop | None) -> Finding | None:
     if not skipped:
         return None  # the arms differ in structure only, not in the collectives they run
     report = next((op.site for op in skipped if op.facts is choice.facts), choice.test or choice.node)
-    return Finding(code, "branch", choice.facts, report, skipped, choice=choice, cond=choice.cond)
+    return Finding(cause, "branch", choice.facts, report, skipped, choice=choice, cond=choice.cond)
 
 
 def _skipped_ops(left, right) -> list[Op]:
@@ -516,71 +497,6 @@ def _skipped_ops(left, right) -> list[Op]:
                 if isinstance(token.item, Op) and token.item not in ops:
                     ops.append(token.item)
     return ops
-
-
-def timeline(a, b, i: int, j: int) -> list[str]:
-    """The two classes' collectives side by side, up to the first difference."""
-
-    def ops(tokens) -> list[Op]:
-        return [t.item for t in tokens if isinstance(t.item, Op) and isinstance(t.key, str)]
-
-    rows = []
-    for label, tokens, index in (("rank 0:      ", a, i), ("other ranks: ", b, j)):
-        before, after = ops(tokens[:index])[-4:], ops(tokens[index:])[:1]
-        shown = " · ".join(op_label(op, short=True) for op in before + after) or "(no collective)"
-        mark = "   ← waits here forever" if after else ""
-        rows.append(f"{label} {shown}{mark}")
-    return rows
-
-
-def ops_label(ops: list[Op]) -> str:
-    """The first two collectives by name, and how many more."""
-    unique: dict[int, Op] = {}
-    for op in ops:
-        unique.setdefault(id(op.origin[1]), op)
-    ops = list(unique.values())
-    if not ops:
-        return "a collective"
-    text = op_label(ops[0])
-    if len(ops) > 1:
-        text += f" and {op_label(ops[1])}"
-    if len(ops) > 2:
-        text += f" (and {len(ops) - 2} more)"
-    return text
-
-
-def op_label(op: Op, short: bool = False) -> str:
-    """ "`dist.all_reduce` (metrics.py:7, via `evaluate` → `reduce_mean`)"."""
-    facts, node = op.origin
-    where = f"{facts.path.name}:{facts.line_of(node)}"
-    if short:
-        return f"{_short_name(op)} ({where})"
-    via = f", via {' → '.join(f'`{v}`' for v in op.via)}" if op.via else ""
-    return f"`{_display(op)}` ({_explain(op)}{where}{via})"
-
-
-def _display(op: Op) -> str:
-    if op.name == "backward":
-        return f"{op.label}()"
-    if op.name == "ddp.forward":
-        return f"{op.label}(...)"
-    return op.label
-
-
-def _explain(op: Op) -> str:
-    if op.name == "backward":
-        return "DDP gradient all-reduce, "
-    if op.name == "ddp.forward":
-        return "forward of the DDP-wrapped model, "
-    return ""
-
-
-def _short_name(op: Op) -> str:
-    if op.name == "backward":
-        return "backward"
-    if op.name == "ddp.forward":
-        return "DDP forward"
-    return op.label.rsplit(".", 1)[-1]
 
 
 def _join(a: Val, b: Val) -> Val:

@@ -27,6 +27,7 @@ from ddplint.analysis.divergence.domain import (
     rank_value,
     taint,
 )
+from ddplint.analysis.divergence.results import Summary
 from ddplint.analysis.divergence.seq import (
     Choice,
     Exit,
@@ -41,11 +42,12 @@ from ddplint.analysis.divergence.seq import (
     walk,
 )
 from ddplint.model import catalogue as cat
+from ddplint.model.catalogue import LibraryCall, Role
 from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
 
 if TYPE_CHECKING:
-    from ddplint.analysis.divergence.analysis import Analysis, Summary
+    from ddplint.analysis.divergence.analysis import Analysis
     from ddplint.model.facts import ModuleFacts, Scope
 
 # By the operator's class name: libcst is imported only once a module is parsed.
@@ -110,8 +112,6 @@ class Simulator:
                 self.env[name] = Val(Kind.UNIFORM, deps=frozenset({index}))
 
     def run(self) -> Summary:
-        from ddplint.analysis.divergence.analysis import Summary
-
         node = self.scope.node
         body = node.body
         try:
@@ -660,23 +660,9 @@ class Simulator:
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         analysis = self.analysis
 
-        if qualified in cat.EXIT_CALLS:
-            self.emit(Exit("abort", node, self.facts, self._guard()))
-            return UNIFORM
-        if qualified is not None and analysis.is_collective(qualified):
-            self._op(qualified, func, node)
-            short = qualified.rsplit(".", 1)[-1]
-            if short in cat.IN_PLACE_OUTPUT and node.args:
-                out = dotted_name(node.args[0].value)
-                if out is not None:
-                    self.env[out] = UNIFORM  # agreed on every rank
-            return UNIFORM
-        if qualified in cat.RANK_CALLS or (qualified and analysis.is_rank_predicate(qualified, "rank")):
-            return rank_value(self.rank_zero, self._origin(node))
-        if qualified in cat.MAIN_CALLS or (qualified and analysis.is_rank_predicate(qualified, "main")):
-            return main_flag(self.rank_zero, self._origin(node))
-        if qualified in cat.UNIFORM_CALLS:
-            return UNIFORM
+        library = analysis.library_call(qualified) if qualified is not None else None
+        if library is not None:
+            return self._library_call(library, qualified, node, func, args)
         if qualified == "next" and node.args:
             # `next(loader_iter)` yields per-rank data; `next(iter(config))` does not.
             source = node.args[0].value
@@ -688,21 +674,6 @@ class Simulator:
             if _looks_like_data(inner) or self.analysis.is_loader(self.facts, self.scope, inner):
                 return data(self._origin(node))
             return combine(args)
-        if qualified in cat.FILESYSTEM_CALLS:
-            return UNIFORM
-        if qualified in cat.DATA_CALLS:
-            if any(a.divergent for a in args):
-                return combine(args)  # keep the root cause: `isnan(loss)` diverges through `loss`
-            return data(self._origin(node))
-        if qualified in cat.DDP_WRAPPERS:
-            self._op(qualified, func, node, what="DDP construction")
-            buffers = _keyword(node, "broadcast_buffers")
-            off = isinstance(buffers, cst.Name) and buffers.value == "False"
-            return Val(Kind.OBJECT, tag="ddp-nobuf" if off else "ddp")
-        if qualified == "deepspeed.initialize":
-            return Val(Kind.OBJECT, tag="deepspeed-init")
-        if qualified == "accelerate.Accelerator":
-            return Val(Kind.OBJECT, tag="accelerator")
         if (
             qualified in sharding.ISLICE
             and len(node.args) >= 2
@@ -753,6 +724,37 @@ class Simulator:
                 return Val(Kind.OBJECT, shard=first_shard(args))
         return combine([*(a for a in args), *([receiver] if receiver is not None else [])])
 
+    def _library_call(self, library: LibraryCall, qualified: str, node: cst.Call, func, args) -> Val:
+        """What a call the catalogue describes does (see ddplint.model.catalogue.FUNCTIONS)."""
+        role = library.role
+        if role is Role.EXIT:
+            self.emit(Exit("abort", node, self.facts, self._guard()))
+            return UNIFORM
+        if role is Role.COLLECTIVE:
+            self._op(qualified, func, node)
+            short = qualified.rsplit(".", 1)[-1]
+            if short in cat.IN_PLACE_OUTPUT and node.args:
+                out = dotted_name(node.args[0].value)
+                if out is not None:
+                    self.env[out] = UNIFORM  # agreed on every rank
+            return UNIFORM
+        if role is Role.RANK:
+            return rank_value(self.rank_zero, self._origin(node))
+        if role is Role.MAIN:
+            return main_flag(self.rank_zero, self._origin(node))
+        if role is Role.DATA:
+            if any(a.divergent for a in args):
+                return combine(args)  # keep the root cause: `isnan(loss)` diverges through `loss`
+            return data(self._origin(node))
+        if role is Role.WRAPPER:
+            self._op(qualified, func, node, what="DDP construction")
+            buffers = _keyword(node, "broadcast_buffers")
+            off = isinstance(buffers, cst.Name) and buffers.value == "False"
+            return Val(Kind.OBJECT, tag="ddp-nobuf" if off else "ddp")
+        if role is Role.ENGINE:
+            return Val(Kind.OBJECT, tag=library.tag)
+        return UNIFORM
+
     def _is_bare_param(self, func, value: Val | None) -> bool:
         """`f(...)` where `f` is still exactly a parameter: a collective if the caller passes DDP."""
         return (
@@ -772,11 +774,9 @@ class Simulator:
             if self.analysis.distributed(self.facts) and not self.no_sync:
                 self._op("backward", func, node, what="DDP gradient all-reduce")
             return UNIFORM
-        if tag == "accelerator" and method in cat.ACCELERATE_COLLECTIVES:
-            self._op(f"accelerator.{method}", func, node)
-            return UNIFORM
-        if tag == "deepspeed" and method in cat.DEEPSPEED_COLLECTIVES:
-            self._op(f"deepspeed.{method}", func, node)
+        library = cat.METHODS.get(tag or "", {}).get(method)
+        if library is not None and library.role is Role.COLLECTIVE:
+            self._op(f"{tag}.{method}", func, node)
             return UNIFORM
         if tag in ("ddp", "ddp-nobuf") and method == "forward" and tag == "ddp":
             self._op("ddp.forward", func, node, what="DDP forward")

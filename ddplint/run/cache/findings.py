@@ -30,11 +30,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ddplint import __version__
-from ddplint.config import Settings
+from ddplint._meta import __version__
 from ddplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
 from ddplint.run.outline import Outline
 from ddplint.run.prefilter import Scan
+from ddplint.settings import Settings
 
 CACHE_DIR = ".ddplint_cache"
 TAG = (

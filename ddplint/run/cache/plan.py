@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ddplint.diagnostics import Diagnostic
-from ddplint.engine.checker import Linter, LoadError, read_source
+from ddplint.engine.checker import Linter
 from ddplint.run import prefilter
 from ddplint.run.cache.findings import Cache, Entry, digest, settings_key
+from ddplint.syntax.reading import LoadError, read_source
 
 
 @dataclass

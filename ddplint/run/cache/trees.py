@@ -45,7 +45,7 @@ class TreeCache:
     def under(cls, cache_root: Path, *, keep: bool = True) -> TreeCache:
         """The trees kept in a project's `.ddplint_cache/`. A module's facts depend on its text
         and ddplint's code, not on the settings: runs with other settings share them."""
-        from ddplint import __version__
+        from ddplint._meta import __version__
         from ddplint.run.cache.findings import code_key
 
         return cls(cache_root / f"{_PREFIX}{__version__}-{code_key()[:16]}", keep=keep)
@@ -89,11 +89,11 @@ class TreeCache:
         if not self.keep:
             return
         if blob is None:
-            from ddplint.syntax import pickling as treepickle
+            from ddplint.syntax import pickling
 
             try:
                 # Pickling recurses once per nesting level: a deep stack, as for parsing.
-                blob = run_with_large_stack(lambda: treepickle.dumps(facts))
+                blob = run_with_large_stack(lambda: pickling.dumps(facts))
             except (RecursionError, MemoryError, pickle.PickleError, TypeError, AttributeError):
                 return  # parsed again next time
         key = _key(facts.source, facts.module_name).encode()

@@ -1,0 +1,54 @@
+"""What the rank-divergence analysis hands on: function summaries and findings.
+
+A finding says what makes ranks diverge (its cause), not which rule reports it: each rule built
+on the analysis declares the cause it reports (see ddplint.rules.divergence_base).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from ddplint.analysis.divergence.domain import Val
+from ddplint.analysis.divergence.seq import Choice, Exit, Op, Seq
+
+if TYPE_CHECKING:
+    from ddplint.model.facts import ModuleFacts
+    from ddplint.syntax.lazycst import cst
+
+
+class Cause(Enum):
+    DATA = "data"  # a branch or exit on per-rank data: a loss, a batch, an exception
+    RANK = "rank"  # a branch on the rank, or on a flag only some ranks hold
+    UNEVEN = "uneven"  # a loop over data split per rank with no padding
+    ORDER = "order"  # the same collectives on every rank, in another order
+
+
+@dataclass
+class Summary:
+    seq: Seq
+    ret: Val
+    complete: bool = True
+    split_findings: list = field(default_factory=list)
+    shard_findings: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Finding:
+    """A divergence found in one function; the rules turn these into diagnostics and fixes."""
+
+    cause: Cause  # what makes the ranks diverge; each rule reports one cause
+    kind: str  # "rank-only", "exit", "branch", "loop", "order", "split-barrier"
+    facts: ModuleFacts  # where it is reported
+    node: cst.CSTNode
+    ops: list[Op]  # the collectives one side performs and the other does not
+    choice: Choice | None = None
+    exit: Exit | None = None
+    notes: list[str] = field(default_factory=list)
+    cond: Val | None = None
+    other_ops: list[Op] = field(default_factory=list)  # "order": what the other side runs instead
+    only_rank_zero: bool = True
+    exits: list[Exit] = field(default_factory=list)  # early exits that made the difference
+    block: cst.CSTNode | None = None  # the split-barrier `with` statement, or the uneven loop
+    block_facts: ModuleFacts | None = None

@@ -1,0 +1,145 @@
+"""Checking the modules of one import group in this process: the checks, the fixes, their writing."""
+
+from __future__ import annotations
+
+import difflib
+import gc
+import os
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
+from ddplint.engine.checker import FileResult, Linter, internal_error
+from ddplint.engine.context_modules import DEFAULT_BUDGET
+from ddplint.engine.fix import fix_module, write_atomically
+from ddplint.run.cache.findings import Cache, is_folder, settings_key
+from ddplint.run.cache.trees import TreeCache, kept_trees
+
+
+@dataclass
+class RunOptions:
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+    force_exclude: bool = False
+    # Seconds for reading the project modules around the checked files that the run does not
+    # include (pre-commit passes only the changed files); 0 turns it off.
+    context_budget: float = DEFAULT_BUDGET
+    # Skip files no finding can involve (see ddplint.run.prefilter); off only to prove it invisible.
+    prefilter: bool = True
+    # Reuse findings from `.ddplint_cache/` (see ddplint.run.cache.plan); the command line turns it on.
+    cache: bool = False
+    # Worker processes (see ddplint.run.workers); None: one per CPU (the command line's default).
+    jobs: int | None = 1
+    # Off for flake8's --disable-noqa: suppression comments are ignored.
+    noqa: bool = True
+    # Keep parsed modules in the cache (see ddplint.run.cache.trees); None: once an earlier run has
+    # left one, so that a run that has no cache to restore (a fresh CI job) spends nothing on it.
+    keep_trees: bool | None = None
+    # Without the cache: still read the modules it keeps parsed, if the project has one, and
+    # write nothing (flake8's run over its files; see ddplint.run.cache.trees.kept_trees).
+    read_trees: bool = False
+
+
+def check_guarded(linter: Linter, facts, options: RunOptions) -> FileResult:
+    try:
+        return check_one(linter, facts, options)
+    except Exception:  # a bug of ours: report it, go on with the other files
+        where = "fixing" if options.fix or options.diff else "checking"
+        return FileResult(facts.filename, [internal_error(facts.filename, where)], facts)
+
+
+def use_cache(linter: Linter, options: RunOptions) -> Cache | None:
+    """The findings cache for this run, if it has one; the linter then keeps the modules it
+    parses there too, and reads them back (see ddplint.run.cache.trees). Without it, `read_trees`
+    still has the linter read what the project keeps."""
+    if options.fix or options.diff:
+        return None  # fixes rewrite files: always computed afresh
+    if not options.cache:
+        if options.read_trees:
+            linter.trees = kept_trees(linter.settings.root)
+        return None
+    cache = Cache(linter.settings.root, settings_key(linter.settings, linter.codes))
+    keep = is_folder(cache.root) if options.keep_trees is None else options.keep_trees
+    linter.trees = TreeCache.under(cache.root, keep=keep)
+    return cache
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Keep Python's cycle collector out of the way while trees are built and held.
+
+    Parsing allocates millions of acyclic nodes; every collection walks all those alive, a
+    third of parse time on large runs. Trees stay alive until the run ends, so there is
+    nothing for the collector to find meanwhile.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
+    if not (options.fix or options.diff):
+        return FileResult(facts.filename, linter.check(facts), facts)
+    outcome = fix_module(linter, facts, unsafe=options.unsafe_fixes)
+    result = FileResult(facts.filename, outcome.remaining, facts, outcome.text, outcome.fixed, outcome.error)
+    result.fixed_codes = outcome.fixed_codes
+    if outcome.error:
+        result.diagnostics.append(input_error(IO_ERROR, facts.filename, outcome.error))
+    changed = outcome.text != facts.source.text
+    if changed and options.diff:
+        result.diff = unified_diff(facts.filename, facts.source.text, outcome.text)
+        # Report what would be fixed as still present: nothing was written.
+        _nothing_written(linter, facts, result)
+    elif changed and options.fix:
+        path = Path(facts.filename)
+        if is_read_only(path):
+            _nothing_written(linter, facts, result)
+            result.diagnostics.append(
+                input_error(IO_ERROR, facts.filename, "cannot write fixes: file is read-only")
+            )
+        else:
+            try:
+                write_atomically(path, facts.source, outcome.text)
+            except OSError as exc:
+                _nothing_written(linter, facts, result)
+                reason = exc.strerror or str(exc)
+                result.diagnostics.append(
+                    input_error(IO_ERROR, facts.filename, f"cannot write fixes: {reason}")
+                )
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def is_read_only(path: Path) -> bool:
+    """No write permission, or no write bit at all: root may write anything, but a file whose
+    owner made it read-only is not ours to change."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return True
+    return not os.access(path, os.W_OK) or not (mode & 0o222)
+
+
+def _nothing_written(linter: Linter, facts, result: FileResult) -> None:
+    """The fixes stay unwritten: report the findings of the file as it is."""
+    result.diagnostics = linter.check(facts)
+    result.fixed_count = 0
+    result.fixed_codes = Counter()
+
+
+def unified_diff(filename: str, old: str, new: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{filename}",
+        tofile=f"b/{filename}",
+    )
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines)
