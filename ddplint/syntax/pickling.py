@@ -5,7 +5,8 @@ libcst's nodes pickle through a `__getstate__` that asks `dataclasses.fields` of
 and unpickle through a `__setstate__` that sets each field in Python: pickling a module cost
 two thirds of parsing it. Here a node pickles as its class and its field values, read in one
 `attrgetter` call, and unpickles by a call of its class (of a factory sharing equal whitespace,
-see ddplint.syntax.sharing), with the node checks off as for parsing (see ddplint.syntax.parse.unchecked_nodes).
+see ddplint.syntax.sharing), with the node checks off as for parsing (see
+ddplint.syntax.parse.unchecked_nodes).
 """
 
 from __future__ import annotations
