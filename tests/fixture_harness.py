@@ -43,14 +43,29 @@ def expected_findings(case: Path) -> set[tuple[str, int, str]]:
     return found
 
 
+def _name_in_case(case: Path, filename: str) -> str:
+    path = Path(filename)
+    return path.relative_to(case).as_posix() if case.is_dir() else path.name
+
+
 def actual_findings(case: Path, settings: Settings | None = None) -> set[tuple[str, int, str]]:
     result = run([str(case)], settings or Settings(root=case.parent))
-    found = set()
-    for d in result.diagnostics:
-        path = Path(d.filename)
-        name = path.relative_to(case).as_posix() if case.is_dir() else path.name
-        found.add((name, d.location.row, d.code))
-    return found
+    return {(_name_in_case(case, d.filename), d.location.row, d.code) for d in result.diagnostics}
+
+
+def snapshot_path(case: Path) -> Path:
+    """Where a case's concise output is pinned: `_snapshots/<case>.txt` beside it."""
+    return case.parent / "_snapshots" / f"{case.stem if case.is_file() else case.name}.txt"
+
+
+def concise_output(case: Path) -> str:
+    """`file:row:col: CODE message` a finding, files named relative to the case, as ruff's
+    snapshots pin a rule's wording and columns."""
+    result = run([str(case)], Settings(root=case.parent))
+    return "".join(
+        f"{_name_in_case(case, d.filename)}:{d.location.row}:{d.location.column}: {d.code} {d.message}\n"
+        for d in sorted(result.diagnostics, key=lambda d: d.sort_key())
+    )
 
 
 def fix_copy(source_case: Path, workdir: Path, *, unsafe: bool = True) -> Path:

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
-from fixture_harness import FIXTURES, actual_findings, case_files, expected_findings, fix_copy, fixture_cases
+from fixture_harness import (
+    FIXTURES,
+    actual_findings,
+    case_files,
+    concise_output,
+    expected_findings,
+    fix_copy,
+    fixture_cases,
+    snapshot_path,
+)
 
 CASES = fixture_cases()
 
@@ -17,6 +27,30 @@ def _id(case: Path) -> str:
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_findings_match_markers(case: Path) -> None:
     assert actual_findings(case) == expected_findings(case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_concise_output_matches_snapshot(case: Path) -> None:
+    """Messages and columns, pinned per case; a case with no finding has no snapshot.
+    `DDPLINT_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_fixtures.py` writes them anew."""
+    output = concise_output(case)
+    snapshot = snapshot_path(case)
+    if os.environ.get("DDPLINT_UPDATE_SNAPSHOTS") == "1":
+        if output:
+            snapshot.parent.mkdir(exist_ok=True)
+            snapshot.write_text(output, encoding="utf-8")
+        else:
+            snapshot.unlink(missing_ok=True)
+    if not output:
+        assert not snapshot.exists(), f"{snapshot.name} pins findings the case no longer has"
+    else:
+        assert snapshot.exists(), f"no snapshot {snapshot.name}: run with DDPLINT_UPDATE_SNAPSHOTS=1"
+        assert output == snapshot.read_text(encoding="utf-8")
+
+
+def test_every_snapshot_belongs_to_a_case() -> None:
+    pinned = {snapshot_path(case) for case in CASES}
+    assert sorted(p for p in FIXTURES.glob("*/_snapshots/*.txt") if p not in pinned) == []
 
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
