@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ddplint.analysis.divergence.domain import Val
 from ddplint.analysis.divergence.seq import Choice, Exit, Op, Seq
 
 if TYPE_CHECKING:
-    from ddplint.model.facts import ModuleFacts
+    from ddplint.model.catalogue import LibraryCall
+    from ddplint.model.facts import ModuleFacts, Scope
     from ddplint.syntax.lazycst import cst
 
 
@@ -52,3 +53,26 @@ class Finding:
     exits: list[Exit] = field(default_factory=list)  # early exits that made the difference
     block: cst.CSTNode | None = None  # the split-barrier `with` statement, or the uneven loop
     block_facts: ModuleFacts | None = None
+
+
+class Summaries(Protocol):
+    """What the simulator of one function asks of the whole-project analysis (see
+    ddplint.analysis.divergence.analysis.Analysis): callees' summaries and project facts."""
+
+    def summary(self, facts: ModuleFacts, scope: Scope, rank_zero: bool, args: tuple) -> Summary: ...
+
+    def library_call(self, qualified: str) -> LibraryCall | None: ...
+
+    def distributed(self, facts: ModuleFacts) -> bool: ...
+
+    def flags(self, facts: ModuleFacts, scope: Scope) -> tuple[bool, bool, bool]: ...
+
+    def shard_of(self, facts: ModuleFacts, scope: Scope) -> tuple | None: ...
+
+    def is_loader(self, facts: ModuleFacts, scope: Scope, node: cst.BaseExpression) -> bool: ...
+
+    def resolve(self, facts: ModuleFacts, scope: Scope, func: cst.BaseExpression, receiver: Val | None): ...
+
+    def class_attr(self, facts: ModuleFacts, class_name: str, attr: str, rank_zero: bool) -> Val | None: ...
+
+    def module_global(self, facts: ModuleFacts, name: str, rank_zero: bool) -> Val | None: ...

@@ -27,7 +27,7 @@ from ddplint.analysis.divergence.domain import (
     rank_value,
     taint,
 )
-from ddplint.analysis.divergence.results import Summary
+from ddplint.analysis.divergence.results import Summaries, Summary
 from ddplint.analysis.divergence.seq import (
     Choice,
     Exit,
@@ -47,7 +47,6 @@ from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
 
 if TYPE_CHECKING:
-    from ddplint.analysis.divergence.analysis import Analysis
     from ddplint.model.facts import ModuleFacts, Scope
 
 # By the operator's class name: libcst is imported only once a module is parsed.
@@ -69,7 +68,7 @@ class _TooBig(Exception):
 class Simulator:
     def __init__(
         self,
-        analysis: Analysis,
+        analysis: Summaries,
         facts: ModuleFacts,
         scope: Scope,
         rank_zero: bool,
