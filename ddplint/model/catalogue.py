@@ -37,6 +37,12 @@ TORCH_COLLECTIVES: dict[str, str] = {
     "new_subgroups": "collective: calls new_group for every subgroup",
     "new_subgroups_by_enumeration": "collective: calls new_group for every subgroup",
     "split_group": "collective",
+    # torch 2.13 (distributed_c10d.py): the new names of all_gather_into_tensor and
+    # reduce_scatter_tensor, and the private forms fairscale still calls
+    "all_gather_single": "tensor collective",
+    "reduce_scatter_single": "tensor collective",
+    "_all_gather_base": "tensor collective",
+    "_reduce_scatter_base": "tensor collective",
 }
 TORCH_COLLECTIVES_QUALIFIED = {f"torch.distributed.{name}": note for name, note in TORCH_COLLECTIVES.items()}
 
@@ -61,6 +67,65 @@ OTHER_COLLECTIVES: dict[str, str] = {
     "torch.distributed.checkpoint.load": "distributed checkpoint (collective planning)",
     "torch.distributed.checkpoint.save_state_dict": "distributed checkpoint (collective planning)",
     "torch.distributed.checkpoint.load_state_dict": "distributed checkpoint (collective planning)",
+    # state_dict_saver.py (torch 2.13): the same central plan, written in the background
+    "torch.distributed.checkpoint.async_save": "distributed checkpoint (collective planning)",
+    # checkpoint/state_dict.py: full state dicts are gathered, rank 0's are broadcast
+    "torch.distributed.checkpoint.state_dict.get_model_state_dict": "gathers a full state dict",
+    "torch.distributed.checkpoint.state_dict.get_optimizer_state_dict": "gathers a full state dict",
+    "torch.distributed.checkpoint.state_dict.get_state_dict": "gathers a full state dict",
+    "torch.distributed.checkpoint.state_dict.set_model_state_dict": "broadcasts from rank 0",
+    "torch.distributed.checkpoint.state_dict.set_optimizer_state_dict": "broadcasts from rank 0",
+    "torch.distributed.checkpoint.state_dict.set_state_dict": "broadcasts from rank 0",
+    # fsdp/fully_sharded_data_parallel.py: "This needs to be called on all ranks since it uses
+    # collective communications" (full_optim_state_dict; optim_state_dict all_gather_object's keys)
+    "torch.distributed.fsdp.FullyShardedDataParallel.optim_state_dict": "FSDP: all_gather of keys",
+    "torch.distributed.fsdp.FullyShardedDataParallel.full_optim_state_dict": "FSDP: gathers the state",
+    "torch.distributed.fsdp.FullyShardedDataParallel.sharded_optim_state_dict": "FSDP: gathers keys",
+    "torch.distributed.fsdp.FullyShardedDataParallel.scatter_full_optim_state_dict": "FSDP: scatters",
+    "torch.distributed.fsdp.FullyShardedDataParallel.optim_state_dict_to_load": "FSDP: broadcasts keys",
+    "torch.distributed.fsdp.FullyShardedDataParallel.summon_full_params": "FSDP: all_gather of params",
+}
+
+# Horovod (horovod/torch/mpi_ops.py, functions.py, 0.28.1): "The reduction will not start until
+# all processes are ready to send and receive the tensor"; barrier and join block every rank.
+HOROVOD_COLLECTIVES: dict[str, str] = {
+    f"horovod.torch.{name}": "Horovod collective"
+    for name in (
+        "allreduce",
+        "allreduce_",
+        "allreduce_async",
+        "allreduce_async_",
+        "grouped_allreduce",
+        "allgather",
+        "allgather_object",
+        "broadcast",
+        "broadcast_",
+        "broadcast_object",
+        "broadcast_parameters",
+        "broadcast_optimizer_state",
+        "alltoall",
+        "barrier",
+        "join",
+    )
+}
+
+# accelerate's free functions (utils/operations.py, utils/other.py, 1.15): a torch collective
+# under every multi-process type, XLA's under XLA.
+ACCELERATE_FUNCTIONS: dict[str, str] = {
+    **{
+        f"accelerate.utils.{module}{name}": note
+        for module in ("", "operations.")
+        for name, note in (
+            ("gather", "all_gather"),
+            ("gather_object", "all_gather_object"),
+            ("broadcast", "broadcast"),
+            ("broadcast_object_list", "broadcast_object_list"),
+            ("reduce", "all_reduce"),
+            ("pad_across_processes", "all_gather of sizes"),
+        )
+    },
+    "accelerate.utils.wait_for_everyone": "barrier",
+    "accelerate.utils.other.wait_for_everyone": "barrier",
 }
 
 # Wrappers whose forward and backward synchronise ranks. DDP's forward broadcasts buffers
@@ -75,17 +140,30 @@ DDP_WRAPPERS = frozenset(
 )
 DISTRIBUTED_ENGINES = frozenset({"deepspeed.initialize", "accelerate.Accelerator"})
 
-# Methods of accelerate's Accelerator that every process must call.
+# Methods of accelerate's Accelerator that every process must call (accelerator.py, 1.15).
 ACCELERATE_COLLECTIVES: dict[str, str] = {
     "gather": "all_gather",
     "gather_for_metrics": "all_gather",
-    "gather_object": "all_gather_object",
     "reduce": "all_reduce",
     "pad_across_processes": "all_gather of sizes",
     "wait_for_everyone": "barrier",
     "backward": "gradient all-reduce",
-    "save_state": "barrier around the save",
     "check_trigger": "all_reduce of the trigger flag",
+}
+# ... and those that are collectives only under some launch configurations (see WHEN).
+ACCELERATE_CONDITIONAL: dict[str, tuple[str, frozenset[str]]] = {
+    # save_state: `wait_for_everyone()` first with automatic checkpoint naming (:3622-3647);
+    # gathers the sharded state under FSDP, DeepSpeed (engine.save_checkpoint) and Megatron-LM
+    "save_state": (
+        "gathers sharded state",
+        frozenset({"FSDP", "DEEPSPEED", "MEGATRON_LM", "automatic_checkpoint_naming"}),
+    ),
+    "load_state": ("loads sharded state", frozenset({"FSDP", "DEEPSPEED", "MEGATRON_LM"})),
+    # get_state_dict (:4002-4071): ZeRO-3 consolidation, FSDP full state dict; save_model calls it
+    "get_state_dict": ("gathers the full state dict", frozenset({"FSDP", "DEEPSPEED"})),
+    "save_model": ("gathers the full state dict", frozenset({"FSDP", "DEEPSPEED"})),
+    # clip_grad_norm_ (:2946-3007): FSDP's all_reduce of the norm, XLA's of the gradients
+    "clip_grad_norm_": ("all_reduce of the gradient norm", frozenset({"FSDP", "XLA"})),
 }
 # Lightning: `self.all_gather(...)` in a LightningModule; `strategy.barrier()`.
 LIGHTNING_COLLECTIVES = frozenset({"all_gather"})
@@ -94,25 +172,55 @@ DEEPSPEED_COLLECTIVES: dict[str, str] = {
     "backward": "gradient all-reduce",
     "step": "ZeRO partitioned step",
     "save_checkpoint": "all processes must call this method",
+    # runtime/engine.py (0.16.5): ZeRO-3 gathers parameters after loading; save_16bit_model
+    # "all processes must call" (GatheredParameters per module)
+    "load_checkpoint": "ZeRO-3: all_gather of parameters",
+    "save_16bit_model": "ZeRO-3: all processes must call this method",
+}
+# Methods of an FSDP-wrapped module (torch 2.13 fsdp/fully_sharded_data_parallel.py) that
+# all-gather: the full state dict (also with rank0_only=True), the norm's all_reduce.
+FSDP_COLLECTIVES: dict[str, str] = {
+    "state_dict": "all_gather of the parameters (every rank, even with rank0_only=True)",
+    "clip_grad_norm_": "all_reduce of the gradient norm",
+    "summon_full_params": "all_gather of the parameters",
 }
 
 # Calls whose result is the same on every rank (configuration of the process group).
 UNIFORM_CALLS = frozenset(
     {
-        "torch.distributed.get_world_size",
-        "torch.distributed.is_initialized",
-        "torch.distributed.is_available",
         "torch.distributed.get_backend",
         "torch.cuda.device_count",
         "torch.cuda.is_available",
     }
 )
+# A hang needs at least two initialised ranks, so the analysis assumes a distributed run: these
+# are true (`if not dist.is_initialized(): return` never returns) ...
+DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_initialized", "torch.distributed.is_available"})
+# ... and the world size is at least 2 (`world_size > 1` is true, `world_size == 1` false).
+WORLD_SIZE_CALLS = frozenset(
+    {
+        "torch.distributed.get_world_size",
+        "horovod.torch.size",  # horovod/common/basics.py (0.28.1): the number of processes
+        "torch_xla.runtime.world_size",
+        "torch_xla.core.xla_model.xrt_world_size",
+    }
+)
+# Names and attributes that hold the world size, or whether the run is distributed, when nothing
+# in view assigns them (`args.world_size`, `accelerator.num_processes`, `self.is_distributed`).
+WORLD_SIZE_NAMES = frozenset({"world_size", "num_processes", "num_replicas", "ddp_world_size"})
+DISTRIBUTED_NAMES = frozenset({"distributed", "is_distributed", "use_distributed"})
+WORLD_SIZE_ENV_VARS = frozenset({"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"})
 
 # Calls returning the calling process's rank.
 RANK_CALLS = frozenset(
     {
         "torch.distributed.get_rank",
         "torch.distributed.get_node_local_rank",
+        # horovod/common/basics.py (0.28.1): this process's rank, its rank on the node
+        "horovod.torch.rank",
+        "horovod.torch.local_rank",
+        "torch_xla.runtime.global_ordinal",
+        "torch_xla.runtime.local_ordinal",
         "torch_xla.core.xla_model.get_ordinal",
         "torch_xla.core.xla_model.get_local_ordinal",
     }
@@ -126,6 +234,7 @@ MAIN_CALLS = frozenset(
 # Project helpers named like these return the rank / the main-process flag when their source is
 # not part of the run (`from utils.dist import is_main_process`).
 RANK_FUNCTION_NAMES = frozenset({"get_rank", "get_local_rank", "get_global_rank", "local_rank", "rank"})
+WORLD_SIZE_FUNCTION_NAMES = frozenset({"get_world_size"})
 MAIN_FUNCTION_NAMES = frozenset(
     {
         "is_main_process",
@@ -140,11 +249,26 @@ MAIN_FUNCTION_NAMES = frozenset(
         "main_process",
         "is_master_ordinal",
         "is_local_master",
+        # transformers Trainer (trainer.py, 5.25): `args.process_index == 0`, and its local twin
+        "is_world_process_zero",
+        "is_local_process_zero",
     }
 )
 # Variables and attributes named like these hold the rank (or the main-process flag) when
 # nothing in view assigns them (`args.local_rank`, a `rank` parameter of a spawned worker).
-RANK_NAMES = frozenset({"rank", "local_rank", "global_rank", "world_rank", "ddp_rank", "ddp_local_rank"})
+RANK_NAMES = frozenset(
+    {
+        "rank",
+        "local_rank",
+        "global_rank",
+        "world_rank",
+        "ddp_rank",
+        "ddp_local_rank",
+        # accelerate (accelerator.py, 1.15) and transformers' TrainingArguments: the process's rank
+        "process_index",
+        "local_process_index",
+    }
+)
 MAIN_NAMES = frozenset(
     {
         "master_process",
@@ -160,6 +284,10 @@ MAIN_NAMES = frozenset(
         "is_rank_zero",
         "rank0",
         "rank_zero",
+        # transformers' TrainingArguments (training_args.py, 5.25): true on process 0 (or on each
+        # node's first with save_on_each_node / log_on_each_node)
+        "should_save",
+        "should_log",
     }
 )
 RANK_ENV_VARS = frozenset({"RANK", "LOCAL_RANK", "SLURM_PROCID", "SLURM_LOCALID", "OMPI_COMM_WORLD_RANK"})
@@ -197,6 +325,15 @@ FILESYSTEM_CALLS = frozenset({"os.path.exists", "os.path.isfile", "os.path.isdir
 # Words in the name of an iterated object that make its items per-rank data.
 DATA_ITERABLE_WORDS = ("loader", "dataset", "data", "batch", "dl", "iterator", "stream", "shard", "sample")
 
+# Start processes that run a function with the process index as its first argument.
+SPAWN_CALLS = frozenset(
+    {
+        "torch.multiprocessing.spawn",
+        "torch.multiprocessing.start_processes",
+        "torch.multiprocessing.spawn.spawn",
+    }
+)
+
 # Calls that end the process: torchrun tears the job down (fail-fast, not a hang).
 EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort"})
 
@@ -230,15 +367,25 @@ class Role(Enum):
     MAIN = "main"  # true on the main process (rank 0) only
     UNIFORM = "uniform"  # returns the same on every rank
     DATA = "data"  # returns what differs per rank by data or timing
+    WORLD_SIZE = "world size"  # the number of ranks: at least 2 in a run that can hang
+    DISTRIBUTED = "distributed"  # whether the run is distributed: true in a run that can hang
     WRAPPER = "wrapper"  # wraps a model for data parallelism: built with a collective, and so is each call
     ENGINE = "engine"  # returns an object whose methods (METHODS[tag]) include collectives
+
+
+# The launch configurations a collective may depend on: accelerate's distributed types, and the
+# settings that turn collectives on. A collective with no condition is one under plain DDP too.
+DISTRIBUTED_TYPES = ("DDP", "FSDP", "DEEPSPEED", "MEGATRON_LM", "XLA")
+CONDITIONS = (*DISTRIBUTED_TYPES, "automatic_checkpoint_naming")
 
 
 @dataclass(frozen=True)
 class LibraryCall:
     role: Role
     why: str = ""
-    tag: str | None = None  # ENGINE: the kind of object it returns, for METHODS
+    tag: str | None = None  # ENGINE, WRAPPER: the kind of object it returns, for METHODS
+    # COLLECTIVE: only under these launch configurations (empty: always).
+    when: frozenset[str] = frozenset()
 
 
 def _entries(names, role: Role, why: str = "") -> dict[str, LibraryCall]:
@@ -251,18 +398,36 @@ FUNCTIONS: dict[str, LibraryCall] = {
     **_entries(EXIT_CALLS, Role.EXIT, "ends the process"),
     **_entries(TORCH_COLLECTIVES_QUALIFIED, Role.COLLECTIVE),
     **_entries(OTHER_COLLECTIVES, Role.COLLECTIVE),
+    **_entries(HOROVOD_COLLECTIVES, Role.COLLECTIVE),
+    **_entries(ACCELERATE_FUNCTIONS, Role.COLLECTIVE),
     **_entries(RANK_CALLS, Role.RANK, "this process's rank"),
     **_entries(MAIN_CALLS, Role.MAIN, "true on the main process only"),
     **_entries(UNIFORM_CALLS, Role.UNIFORM, "configuration of the process group"),
+    **_entries(WORLD_SIZE_CALLS, Role.WORLD_SIZE, "the number of ranks"),
+    **_entries(DISTRIBUTED_CALLS, Role.DISTRIBUTED, "true in a distributed run"),
     **_entries(FILESYSTEM_CALLS, Role.UNIFORM, "shared storage, in the common case"),
     **_entries(DATA_CALLS, Role.DATA, "data or timing of this process"),
     **_entries(DDP_WRAPPERS, Role.WRAPPER, "broadcasts the parameters when built; syncs buffers in forward"),
+    # FSDP1: its state_dict() and clip_grad_norm_ gather too (METHODS["fsdp"]); FSDP2's
+    # fully_shard shards in place, and its state_dict() is not a collective.
+    "torch.distributed.fsdp.FullyShardedDataParallel": LibraryCall(
+        Role.WRAPPER, "all-gathers parameters in forward; its full state dict gathers", tag="fsdp"
+    ),
+    # deepspeed/__init__.py, runtime/engine.py:1283 (0.16.5): broadcasts the model; returns the
+    # engine first
     "deepspeed.initialize": LibraryCall(Role.ENGINE, "returns the engine first", tag="deepspeed-init"),
     "accelerate.Accelerator": LibraryCall(Role.ENGINE, "accelerate's Accelerator", tag="accelerator"),
 }
 
 # By the kind of object the method is called on (a tag the simulator gives values).
 METHODS: dict[str, dict[str, LibraryCall]] = {
-    "accelerator": _entries(ACCELERATE_COLLECTIVES, Role.COLLECTIVE),
+    "accelerator": {
+        **_entries(ACCELERATE_COLLECTIVES, Role.COLLECTIVE),
+        **{
+            name: LibraryCall(Role.COLLECTIVE, why, when=when)
+            for name, (why, when) in ACCELERATE_CONDITIONAL.items()
+        },
+    },
     "deepspeed": _entries(DEEPSPEED_COLLECTIVES, Role.COLLECTIVE),
+    "fsdp": _entries(FSDP_COLLECTIVES, Role.COLLECTIVE),
 }

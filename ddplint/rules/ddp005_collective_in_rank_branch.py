@@ -42,7 +42,16 @@ class CollectiveInRankBranch(DivergenceRule):
                 return ctx.fix(
                     f"Call the wrapped module: `{text}.module`", ctx.replace(expr, f"{text}.module")
                 )
-        if len(ops) == 1 and not ops[0].via and ops[0].guard is not None and ops[0].guard.decided:
+        guard = ops[0].guard
+        # A test with other conditions besides the rank (`args.distributed and rank == 0`) may
+        # guard the collective for a reason of its own: it stays where it is.
+        if (
+            len(ops) == 1
+            and not ops[0].via
+            and guard is not None
+            and guard.decided
+            and not isinstance(guard.node, cst.BooleanOperation)
+        ):
             return _hoist(ctx, ops[0])
         return None
 
@@ -119,7 +128,8 @@ def _hoist(ctx: Context, op: Op):
     row, column = source.location(branch_start)
     indent = source.line_text(row)[: column - 1]
     if len(body.body) == 1:
-        return ctx.fix(f"Call `{call}` on every rank", ctx.replace(branch, code))
+        # The whole `if`, up to the end of its one statement's line (comment included), goes.
+        return ctx.fix(f"Call `{call}` on every rank", Edit(branch_start, end, f"{code}{source.newline}"))
     if statement is last:
         return ctx.fix(
             f"Call `{call}` on every rank, after the branch",

@@ -48,6 +48,7 @@ class Analysis:
         self._findings: dict[str, list[Finding]] | None = None
         self._flags: dict[int, tuple[bool, bool, bool]] = {}
         self._distributed: set[str] | None = None
+        self._spawned: set[int] | None = None
 
     # Facts the simulator asks for -----------------------------------------------------------
 
@@ -73,6 +74,19 @@ class Analysis:
                 todo.extend(self._imported(targets))
             self._distributed = reached
         return facts.filename in self._distributed
+
+    def spawned(self, scope: Scope) -> bool:
+        """Is this function given to `mp.spawn` (or `start_processes`), which passes each
+        process its index as the first argument?"""
+        if self._spawned is None:
+            self._spawned = set()
+            for facts in self.project.files.values():
+                for call in facts.all_calls():
+                    if call.name in cat.SPAWN_CALLS and call.node.args:
+                        target = self.resolve(facts, call.scope, call.node.args[0].value, None)
+                        if target is not None:
+                            self._spawned.add(id(target[1]))
+        return id(scope) in self._spawned
 
     def _imported(self, targets) -> list:
         """The project modules `targets` (what import statements bind) name: loaded ones as
@@ -108,7 +122,7 @@ class Analysis:
             name = call.name or ""
             if name in cat.DATA_CALLS or name in cat.RANK_CALLS or name in cat.MAIN_CALLS:
                 special = True
-            if name in params:
+            if name in params or (call.method in cat.FSDP_COLLECTIVES and call.receiver in params):
                 calls_param = True
             target = self.project.resolve_call(facts, call) if depth < 30 else None
             if target is not None:
@@ -129,7 +143,7 @@ class Analysis:
         receiver = (call.receiver or "").lower()
         if method == "backward" or method == "forward":
             return True
-        if method in cat.ACCELERATE_COLLECTIVES and "accelerator" in receiver:
+        if method in cat.METHODS["accelerator"] and "accelerator" in receiver:
             return True
         if method in cat.DEEPSPEED_COLLECTIVES and "engine" in receiver:
             return True
@@ -508,7 +522,7 @@ def _join(a: Val, b: Val) -> Val:
 def _arg_key(value: Val | None):
     if value is None:
         return None
-    if value.tag in ("ddp", "accelerator", "deepspeed"):
+    if value.tag in ("ddp", "fsdp", "accelerator", "deepspeed"):
         return ("tag", value.tag)
     if value.shard is not None:
         return ("shard", id(value.shard[1]))

@@ -16,6 +16,7 @@ from enum import Enum
 class Kind(Enum):
     CONST = "const"  # a known Python constant (int, bool, None, str)
     NONZERO = "nonzero"  # a rank other than 0: unknown, but >= 1
+    SEVERAL = "several"  # the world size: unknown, the same on every rank, but >= 2
     OBJECT = "object"  # some object that is not None
     UNIFORM = "uniform"  # unknown, the same on every rank
     DATA = "data"  # differs between ranks through their data or timing
@@ -100,7 +101,7 @@ class Val:
                 return bool(self.const)
             except Exception:
                 return None
-        if self.kind in (Kind.NONZERO, Kind.OBJECT):
+        if self.kind in (Kind.NONZERO, Kind.SEVERAL, Kind.OBJECT):
             return True
         return None
 
@@ -110,6 +111,8 @@ class Val:
 
 UNIFORM = Val(Kind.UNIFORM)
 NONE = Val(Kind.CONST, None)
+# The world size of a run that can hang: two ranks at least.
+WORLD_SIZE = Val(Kind.SEVERAL)
 
 
 def const(value: object, rank: bool = False) -> Val:

@@ -50,6 +50,11 @@ class Op:
     ddp_expr: cst.CSTNode | None = field(default=None, repr=False)
     # The parameter that carried the DDP-wrapped module in, so a caller can point at its argument.
     from_param: int | None = None
+    # A collective only under these launch configurations (see catalogue.CONDITIONS); empty: always.
+    when: frozenset[str] = frozenset()
+    # Resolved to a collective by this call's argument (a DDP-wrapped model passed in): the
+    # callee alone could not know, so the difference is reported at the call.
+    resolved_here: bool = False
 
 
 @dataclass(frozen=True, eq=False)

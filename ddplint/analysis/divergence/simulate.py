@@ -15,6 +15,7 @@ from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import (
     NONE,
     UNIFORM,
+    WORLD_SIZE,
     Kind,
     OriginLabel,
     Val,
@@ -59,6 +60,9 @@ _COMPARE = {
     "GreaterThanEqual": lambda a, b: a >= b,
 }
 MAX_SEQ = 4000  # items in one function's sequence before the simulation gives up on it
+# Tags of modules wrapped for data parallelism whose forward is a collective (DDP with its
+# buffers broadcast, FSDP); "ddp-nobuf" is DDP with `broadcast_buffers=False`.
+WRAPPED = frozenset({"ddp", "fsdp"})
 
 
 class _TooBig(Exception):
@@ -107,6 +111,11 @@ class Simulator:
                 self.env[name] = rank_value(self.rank_zero, f"`{name}`").with_deps(frozenset({index}))
             elif name in cat.MAIN_NAMES:
                 self.env[name] = main_flag(self.rank_zero, f"`{name}`").with_deps(frozenset({index}))
+            elif name in cat.WORLD_SIZE_NAMES:
+                self.env[name] = WORLD_SIZE.with_deps(frozenset({index}))
+            elif index == 0 and self.analysis.spawned(self.scope):
+                # The first parameter of a function given to `mp.spawn` is the process index.
+                self.env[name] = rank_value(self.rank_zero, f"`{name}`").with_deps(frozenset({index}))
             else:
                 self.env[name] = Val(Kind.UNIFORM, deps=frozenset({index}))
 
@@ -539,6 +548,9 @@ class Simulator:
             return rank_value(self.rank_zero, f"`{name}`")
         if last in cat.MAIN_NAMES:
             return main_flag(self.rank_zero, f"`{name}`")
+        distributed = _distributed_name(last)
+        if distributed is not None:
+            return distributed
         if last == "accelerator":
             return Val(Kind.OBJECT, tag="accelerator")
         return UNIFORM
@@ -553,7 +565,10 @@ class Simulator:
             return rank_value(self.rank_zero, f"`{self._text(node)}`")
         if attr in cat.MAIN_NAMES:
             return main_flag(self.rank_zero, f"`{self._text(node)}`")
-        if attr == "module" and base.tag == "ddp":
+        distributed = _distributed_name(attr)
+        if distributed is not None:
+            return distributed
+        if attr == "module" and base.tag in WRAPPED:
             return Val(Kind.OBJECT)
         if name is not None and name in self.env:
             return self.env[name]
@@ -564,10 +579,7 @@ class Simulator:
     def subscript(self, node: cst.Subscript) -> Val:
         base_name = dotted_name(node.value)
         if base_name is not None and self.facts.imports.resolve_dotted(base_name) == "os.environ":
-            key = _string_key(node)
-            if key in cat.RANK_ENV_VARS:
-                return rank_value(self.rank_zero, f"`{self._text(node)}`")
-            return UNIFORM
+            return self._environ(_string_key(node), node)
         base = self.eval(node.value)
         if self._is_split(node):
             return replace(combine([base]), shard=(self.facts, node))
@@ -682,16 +694,13 @@ class Simulator:
         if qualified in ("int", "bool", "float", "str") and len(args) == 1:
             return _convert(qualified, args[0])
         if qualified == "os.environ.get" or qualified == "os.getenv":
-            key = _string_arg(node)
-            if key in cat.RANK_ENV_VARS:
-                return rank_value(self.rank_zero, f"`{self._text(node)}`")
-            return UNIFORM
+            return self._environ(_string_arg(node), node)
 
         if method is not None and receiver is not None:
             handled = self._method(node, method, receiver, func, args)
             if handled is not None:
                 return handled
-        if callee_value is not None and callee_value.tag == "ddp":
+        if callee_value is not None and callee_value.tag in WRAPPED:
             source = next(iter(callee_value.deps)) if len(callee_value.deps) == 1 else None
             self._op("ddp.forward", func, node, ddp_expr=func, from_param=source)
             return combine(args)
@@ -718,10 +727,20 @@ class Simulator:
                 return rank_value(self.rank_zero, self._origin(node))
             if last in cat.MAIN_FUNCTION_NAMES:
                 return main_flag(self.rank_zero, self._origin(node))
+            if last in cat.WORLD_SIZE_FUNCTION_NAMES:
+                return WORLD_SIZE
             if last[:1].isupper():
                 # A constructed object: not None; a loader or subset of a shard is one too.
                 return Val(Kind.OBJECT, shard=first_shard(args))
         return combine([*(a for a in args), *([receiver] if receiver is not None else [])])
+
+    def _environ(self, key: str | None, node: cst.CSTNode) -> Val:
+        """`os.environ["RANK"]`, `os.getenv("WORLD_SIZE")`: what the launcher set for this process."""
+        if key in cat.RANK_ENV_VARS:
+            return rank_value(self.rank_zero, f"`{self._text(node)}`")
+        if key in cat.WORLD_SIZE_ENV_VARS:
+            return WORLD_SIZE
+        return UNIFORM
 
     def _library_call(self, library: LibraryCall, qualified: str, node: cst.Call, func, args) -> Val:
         """What a call the catalogue describes does (see ddplint.model.catalogue.FUNCTIONS)."""
@@ -730,7 +749,7 @@ class Simulator:
             self.emit(Exit("abort", node, self.facts, self._guard()))
             return UNIFORM
         if role is Role.COLLECTIVE:
-            self._op(qualified, func, node)
+            self._op(qualified, func, node, when=library.when)
             short = qualified.rsplit(".", 1)[-1]
             if short in cat.IN_PLACE_OUTPUT and node.args:
                 out = dotted_name(node.args[0].value)
@@ -749,9 +768,13 @@ class Simulator:
             self._op(qualified, func, node, what="DDP construction")
             buffers = _keyword(node, "broadcast_buffers")
             off = isinstance(buffers, cst.Name) and buffers.value == "False"
-            return Val(Kind.OBJECT, tag="ddp-nobuf" if off else "ddp")
+            return Val(Kind.OBJECT, tag=library.tag or ("ddp-nobuf" if off else "ddp"))
         if role is Role.ENGINE:
             return Val(Kind.OBJECT, tag=library.tag)
+        if role is Role.WORLD_SIZE:
+            return WORLD_SIZE
+        if role is Role.DISTRIBUTED:
+            return const(True)
         return UNIFORM
 
     def _is_bare_param(self, func, value: Val | None) -> bool:
@@ -775,9 +798,9 @@ class Simulator:
             return UNIFORM
         library = cat.METHODS.get(tag or "", {}).get(method)
         if library is not None and library.role is Role.COLLECTIVE:
-            self._op(f"{tag}.{method}", func, node)
+            self._op(f"{tag}.{method}", func, node, when=library.when)
             return UNIFORM
-        if tag in ("ddp", "ddp-nobuf") and method == "forward" and tag == "ddp":
+        if tag in WRAPPED and method == "forward":
             self._op("ddp.forward", func, node, what="DDP forward")
             return combine(args)
         receiver_name = dotted_name(node.func.value) or ""
@@ -803,7 +826,9 @@ class Simulator:
             return False
         return any("Lightning" in (dotted_name(base.value) or "") for base in node.bases)
 
-    def _op(self, name, func, node, *, what: str | None = None, ddp_expr=None, from_param=None) -> None:
+    def _op(
+        self, name, func, node, *, what: str | None = None, ddp_expr=None, from_param=None, when=frozenset()
+    ) -> None:
         op = Op(
             name,
             self._text(func),  # as the call spells it
@@ -813,6 +838,7 @@ class Simulator:
             guard=self._guard(),
             ddp_expr=ddp_expr,
             from_param=from_param,
+            when=when,
         )
         if self.split_barrier:
             self.split_findings.append((op, self.split_barrier[-1]))
@@ -841,7 +867,7 @@ class Simulator:
         if shard is not None:
             return Val(Kind.OBJECT, shard=shard)  # iterating it yields this rank's share only
         reach, special, calls_param = self.analysis.flags(callee_facts, callee_scope)
-        if not (reach or special or (calls_param and any(v is not None and v.tag == "ddp" for v in bound))):
+        if not (reach or special or (calls_param and any(v is not None and v.tag in WRAPPED for v in bound))):
             # Nothing in there can run a collective or produce a rank: the result follows the inputs.
             if callee_scope.node.name.value == "__init__":
                 return Val(Kind.OBJECT)  # an instance of a project class
@@ -886,8 +912,10 @@ class Simulator:
         mine = next(iter(value.deps)) if value is not None and len(value.deps) == 1 else None
         if op.param is None:  # a DDP forward through a parameter the caller filled
             return replace(moved, ddp_expr=arg, from_param=mine)
-        if value is not None and value.tag == "ddp":  # the placeholder resolves: a DDP forward
-            return replace(moved, name="ddp.forward", param=None, ddp_expr=arg, from_param=mine)
+        if value is not None and value.tag in WRAPPED:  # the placeholder resolves: a DDP forward
+            return replace(
+                moved, name="ddp.forward", param=None, ddp_expr=arg, from_param=mine, resolved_here=True
+            )
         if value is not None and value.kind is Kind.UNIFORM and mine is not None:
             return replace(moved, param=mine, ddp_expr=arg)  # still unknown: ask our caller
         return None  # not a DDP-wrapped module: no collective
@@ -920,6 +948,16 @@ def _substitute(value: Val, bound) -> Val:
     return replace(
         result, null=result.null or value.null, tag=value.tag or result.tag, items=result.items or items
     )
+
+
+def _distributed_name(name: str) -> Val | None:
+    """What a name says of the run when nothing in view assigns it: its world size (at least 2),
+    or that it is distributed (true): the only runs that can hang."""
+    if name in cat.WORLD_SIZE_NAMES:
+        return WORLD_SIZE
+    if name in cat.DISTRIBUTED_NAMES:
+        return const(True)
+    return None
 
 
 def _looks_like_data(node: cst.BaseExpression) -> bool:
@@ -1031,11 +1069,12 @@ def _compare(op: cst.BaseCompOp, left: Val, right: Val) -> Val:
             return Val(Kind.CONST, bool(compare(left.const, right.const)), rank=rank, deps=deps)
         except Exception:
             return combine([left, right])
-    nonzero, other, flipped = (left, right, False) if left.kind is Kind.NONZERO else (right, left, True)
-    if nonzero.kind is Kind.NONZERO and other.kind is Kind.CONST and isinstance(other.const, int):
-        decided = _nonzero_compare(type(op), other.const, flipped)
-        if decided is not None:
-            return Val(Kind.CONST, decided, rank=True, deps=deps)
+    for low, kind in ((1, Kind.NONZERO), (2, Kind.SEVERAL)):
+        bounded, other, flipped = (left, right, False) if left.kind is kind else (right, left, True)
+        if bounded.kind is kind and other.kind is Kind.CONST and isinstance(other.const, int):
+            decided = _at_least_compare(type(op), other.const, flipped, low)
+            if decided is not None:
+                return Val(Kind.CONST, decided, rank=kind is Kind.NONZERO or rank, deps=deps)
     return _undecided(left, right)
 
 
@@ -1051,8 +1090,9 @@ def _undecided(left: Val, right: Val) -> Val:
     return combine([left, right])
 
 
-def _nonzero_compare(op: type, k: int, flipped: bool) -> bool | None:
-    """`rank OP k` for a rank >= 1 (or `k OP rank` when flipped), when that is decided."""
+def _at_least_compare(op: type, k: int, flipped: bool, low: int) -> bool | None:
+    """`v OP k` for an unknown `v >= low` (or `k OP v` when flipped), when that is decided: a
+    rank other than 0 (low 1), the world size (low 2)."""
     if flipped:
         op = {
             cst.LessThan: cst.GreaterThan,
@@ -1061,17 +1101,17 @@ def _nonzero_compare(op: type, k: int, flipped: bool) -> bool | None:
             cst.GreaterThanEqual: cst.LessThanEqual,
         }.get(op, op)
     if op is cst.Equal:
-        return False if k < 1 else None
+        return False if k < low else None
     if op is cst.NotEqual:
-        return True if k < 1 else None
+        return True if k < low else None
     if op is cst.GreaterThan:
-        return True if k < 1 else None
+        return True if k < low else None
     if op is cst.GreaterThanEqual:
-        return True if k <= 1 else None
+        return True if k <= low else None
     if op is cst.LessThan:
-        return False if k <= 1 else None
+        return False if k <= low else None
     if op is cst.LessThanEqual:
-        return False if k < 1 else None
+        return False if k < low else None
     return None
 
 
@@ -1095,9 +1135,10 @@ def _membership(left: Val, right: Val) -> bool | None:
         return None
     if left.kind is Kind.CONST:
         return left.const in right.const
-    if left.kind is Kind.NONZERO:
+    low = {Kind.NONZERO: 1, Kind.SEVERAL: 2}.get(left.kind)
+    if low is not None:
         ints = [v for v in right.const if isinstance(v, int)]
-        if len(ints) == len(right.const) and all(v < 1 for v in ints):
+        if len(ints) == len(right.const) and all(v < low for v in ints):
             return False
     return None
 
