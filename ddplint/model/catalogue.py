@@ -325,6 +325,11 @@ FILESYSTEM_CALLS = frozenset({"os.path.exists", "os.path.isfile", "os.path.isdir
 # Words in the name of an iterated object that make its items per-rank data.
 DATA_ITERABLE_WORDS = ("loader", "dataset", "data", "batch", "dl", "iterator", "stream", "shard", "sample")
 
+# Decorators that run the function on the main process only and return None elsewhere:
+# Lightning's rank_zero_only (fabric/utilities/rank_zero.py), accelerate's on_main_process and
+# on_local_main_process (state.py:555-700).
+MAIN_PROCESS_DECORATORS = frozenset({"rank_zero_only", "on_main_process", "on_local_main_process"})
+
 # Start processes that run a function with the process index as its first argument.
 SPAWN_CALLS = frozenset(
     {
@@ -431,3 +436,57 @@ METHODS: dict[str, dict[str, LibraryCall]] = {
     "deepspeed": _entries(DEEPSPEED_COLLECTIVES, Role.COLLECTIVE),
     "fsdp": _entries(FSDP_COLLECTIVES, Role.COLLECTIVE),
 }
+
+
+@dataclass(frozen=True)
+class NamedMethods:
+    """Methods known by the name of the object they are called on, for objects whose
+    construction is out of view (passed in, held by another object), in programs that import
+    one of `libraries`."""
+
+    libraries: tuple[str, ...]
+    receivers: frozenset[str]  # the receiver's last name: `trainer` in `self.trainer.fit()`
+    methods: dict[str, LibraryCall]
+
+
+_ALWAYS = frozenset()
+NAMED_METHODS: tuple[NamedMethods, ...] = (
+    NamedMethods(
+        ("deepspeed",),
+        frozenset({"engine", "model_engine", "deepspeed_engine", "ds_engine"}),
+        _entries(DEEPSPEED_COLLECTIVES, Role.COLLECTIVE),
+    ),
+    # Lightning (src/lightning, 2.6.2): Trainer.save_checkpoint ends in strategy.barrier
+    # (trainer.py:1471); a strategy's barrier/broadcast/reduce/all_gather are collectives under
+    # every parallel strategy; Fabric's save and load end in a barrier (fabric.py:866, :915).
+    NamedMethods(
+        ("lightning", "pytorch_lightning"),
+        frozenset({"trainer"}),
+        {"save_checkpoint": LibraryCall(Role.COLLECTIVE, "ends in strategy.barrier")},
+    ),
+    NamedMethods(
+        ("lightning", "pytorch_lightning", "lightning_fabric"),
+        frozenset({"strategy"}),
+        _entries(
+            ("barrier", "broadcast", "reduce", "all_gather", "reduce_boolean_decision"), Role.COLLECTIVE
+        ),
+    ),
+    NamedMethods(
+        ("lightning", "lightning_fabric"),
+        frozenset({"fabric"}),
+        _entries(("barrier", "broadcast", "all_gather", "all_reduce", "save", "load"), Role.COLLECTIVE),
+    ),
+    # transformers (trainer.py, 5.25): evaluate/predict gather every batch; save_model gathers
+    # the state under FSDP (full state dict), DeepSpeed ZeRO-3 and XLA, and not under plain DDP.
+    NamedMethods(
+        ("transformers",),
+        frozenset({"trainer"}),
+        {
+            "evaluate": LibraryCall(Role.COLLECTIVE, "gathers every batch's outputs"),
+            "predict": LibraryCall(Role.COLLECTIVE, "gathers every batch's outputs"),
+            "save_model": LibraryCall(
+                Role.COLLECTIVE, "gathers the full state dict", when=frozenset({"FSDP", "DEEPSPEED", "XLA"})
+            ),
+        },
+    ),
+)

@@ -239,6 +239,8 @@ class ModuleFacts:
         self.classes: dict[str, cst.ClassDef] = {}
         # `self.x` assignments of a class, across all its methods: class name → attr → values.
         self.class_attrs: dict[str, dict[str, list[cst.BaseExpression]]] = {}
+        # `self.a, self.b = value`: class name → attr → (value, position in the unpacking, count).
+        self.unpacked_attrs: dict[str, dict[str, list[tuple[cst.BaseExpression, int, int]]]] = {}
         # A function → where it starts and its own spans (see `spans_in`); None: not found.
         self._located: dict[cst.FunctionDef, tuple[int, dict] | None] = {}
         self.has_try = False  # a `try` statement anywhere in the module
@@ -421,11 +423,15 @@ class _Walker:
         name = assigned_name(target)
         if name is None:
             if isinstance(target, (cst.Tuple, cst.List)):
-                for element in target.elements:
+                count = len(target.elements)
+                for index, element in enumerate(target.elements):
                     inner = assigned_name(element.value)
                     if inner is not None:
                         # Unpacked: the value is some part of `value`; record the whole.
                         self.scope.assignments.setdefault(inner, []).append(value)
+                        if inner.startswith("self.") and self.scope.class_name is not None:
+                            attrs = self.facts.unpacked_attrs.setdefault(self.scope.class_name, {})
+                            attrs.setdefault(inner[5:], []).append((value, index, count))
             return
         if name.startswith("self.") and self.scope.class_name is not None:
             attrs = self.facts.class_attrs.setdefault(self.scope.class_name, {})

@@ -83,7 +83,8 @@ class Project:
             method = name[5:]
             if "." not in method:
                 return self.method(facts, scope.class_name, method)
-            return None
+            # `self.checkpointer.save(...)` where `self.checkpointer = Checkpointer(...)`.
+            return self._instance_method(facts, scope, name)
         if "." not in name:
             # A nested function defined in an enclosing scope, then a module-level one.
             enclosing: Scope | None = scope
@@ -116,7 +117,7 @@ class Project:
     def _instance_method(self, facts: ModuleFacts, scope: Scope, name: str):
         """`meter.all_reduce()` where `meter = AverageMeter(...)`, a class of the project."""
         head, _, method = name.rpartition(".")
-        if not head or head == "self":
+        if not head or head == "self" or head.count(".") > 1:
             return None
         for value in facts.values_of(scope, head):
             if not isinstance(value, cst.Call):

@@ -25,7 +25,7 @@ from ddplint.analysis.divergence.seq import (
     linearize,
     walk,
 )
-from ddplint.analysis.divergence.simulate import Simulator
+from ddplint.analysis.divergence.simulate import Simulator, unpacked
 from ddplint.model import catalogue as cat
 from ddplint.model.expressions import constructed_by
 from ddplint.model.facts import ModuleFacts, Scope
@@ -49,6 +49,7 @@ class Analysis:
         self._flags: dict[int, tuple[bool, bool, bool]] = {}
         self._distributed: set[str] | None = None
         self._spawned: set[int] | None = None
+        self._libraries: set[str] | None = None
 
     # Facts the simulator asks for -----------------------------------------------------------
 
@@ -147,7 +148,8 @@ class Analysis:
             return True
         if method in cat.DEEPSPEED_COLLECTIVES and "engine" in receiver:
             return True
-        if method == "barrier" and receiver.endswith("strategy"):
+        last = receiver.rsplit(".", 1)[-1]
+        if any(last in entry.receivers and method in entry.methods for entry in cat.NAMED_METHODS):
             return True
         if receiver == "self" and (method in cat.LIGHTNING_COLLECTIVES or method == "log"):
             return True
@@ -187,6 +189,24 @@ class Analysis:
             return _CONFIGURED_PREDICATE
         return cat.FUNCTIONS.get(qualified)
 
+    def named_method(self, receiver: str, method: str) -> cat.LibraryCall | None:
+        """A library method known by its receiver's name (see catalogue.NAMED_METHODS), when the
+        program imports that library."""
+        last = receiver.rsplit(".", 1)[-1]
+        for entry in cat.NAMED_METHODS:
+            if last in entry.receivers and method in entry.methods and self._imports_any(entry.libraries):
+                return entry.methods[method]
+        return None
+
+    def _imports_any(self, libraries: tuple[str, ...]) -> bool:
+        if self._libraries is None:
+            self._libraries = {
+                target.split(".", 1)[0]
+                for module in self.project.files.values()
+                for target in module.imports.aliases.values()
+            }
+        return any(library in self._libraries for library in libraries)
+
     def is_collective(self, qualified: str) -> bool:
         library = self.library_call(qualified)
         return library is not None and library.role is cat.Role.COLLECTIVE
@@ -213,12 +233,17 @@ class Analysis:
         key = ("attr", id(facts), class_name, attr, rank_zero)
         if key in self._globals:
             return self._globals[key]
-        values = facts.class_attrs.get(class_name, {}).get(attr)
-        if not values:
+        values = facts.class_attrs.get(class_name, {}).get(attr, [])
+        parts = facts.unpacked_attrs.get(class_name, {}).get(attr, [])
+        if not values and not parts:
             return None
         self._globals[key] = None  # recursion guard
         scope = Scope("", facts.tree, None, class_name)
-        result = self._evaluate_all(Simulator(self, facts, scope, rank_zero), values)
+        sim = Simulator(self, facts, scope, rank_zero)
+        result = self._evaluate_all(sim, values)
+        for value, index, count in parts:  # `self.engine, self.opt, _, _ = deepspeed.initialize(...)`
+            part = unpacked(sim.eval(value), index, count)
+            result = part if result is None else _join(result, part)
         self._globals[key] = result
         return result
 
@@ -343,23 +368,27 @@ class Analysis:
                 continue
             first = (left_ops or right_ops)[0]
             explained = exits_other if left_ops else exits_zero
-            if first.guard is None and not explained:
+            # A DDP forward that became a collective here, through the model this call passes,
+            # is reported here: the callee alone does not know what it was given.
+            resolved_here = any(op.resolved_here for op in left_ops + right_ops)
+            if first.guard is None and not explained and not resolved_here:
                 continue  # the difference is inside a callee, reported there
-            finding = self._difference(a, b, i1, j1, left_ops, right_ops)
-            if finding.kind == "order":
-                settled |= {op.name for op in finding.ops + finding.other_ops}
-            finding.notes = timeline(a, b, i1, j1)
-            finding.exits = [
-                x
-                for x in walk(other if finding.only_rank_zero else zero)
-                if isinstance(x, Exit) and x.guard is not None
-            ]
-            findings.append(finding)
+            for finding in self._difference(a, b, i1, j1, left_ops, right_ops):
+                if finding.kind == "order":
+                    settled |= {op.name for op in finding.ops + finding.other_ops}
+                finding.notes = timeline(a, b, i1, j1)
+                finding.exits = [
+                    x
+                    for x in walk(other if finding.only_rank_zero else zero)
+                    if isinstance(x, Exit) and x.guard is not None
+                ]
+                findings.append(finding)
         return findings
 
     @staticmethod
-    def _difference(a, b, i: int, j: int, left_ops: list[Op], right_ops: list[Op]) -> Finding:
-        """An extra collective on one side, or two sides calling different collectives here."""
+    def _difference(a, b, i: int, j: int, left_ops: list[Op], right_ops: list[Op]) -> list[Finding]:
+        """Two sides calling different collectives here, or collectives on one side only: one
+        finding for each place that performs or reaches them."""
         later_a = {t.key for t in a[i:]}
         later_b = {t.key for t in b[j:]}
         theirs = [t.item for t in b[j:] if isinstance(t.item, Op)][:1]
@@ -371,9 +400,9 @@ class Analysis:
             and theirs[0].name != left_ops[0].name
         ):
             op = left_ops[0]
-            return Finding(
-                Cause.ORDER, "order", op.facts, op.site, [op], other_ops=theirs, only_rank_zero=True
-            )
+            return [
+                Finding(Cause.ORDER, "order", op.facts, op.site, [op], other_ops=theirs, only_rank_zero=True)
+            ]
         if (
             right_ops
             and any(op.name in later_a for op in right_ops)
@@ -381,14 +410,24 @@ class Analysis:
             and mine[0].name != right_ops[0].name
         ):
             op = mine[0]
-            return Finding(
-                Cause.ORDER, "order", op.facts, op.site, [op], other_ops=[right_ops[0]], only_rank_zero=True
-            )
-        ops = left_ops or right_ops
-        same_site = [op for op in ops if op.site is ops[0].site]
-        return Finding(
-            Cause.RANK, "rank-only", ops[0].facts, ops[0].site, same_site, only_rank_zero=bool(left_ops)
-        )
+            return [
+                Finding(
+                    Cause.ORDER,
+                    "order",
+                    op.facts,
+                    op.site,
+                    [op],
+                    other_ops=[right_ops[0]],
+                    only_rank_zero=True,
+                )
+            ]
+        by_site: dict[int, list[Op]] = {}
+        for op in left_ops or right_ops:
+            by_site.setdefault(id(op.site), []).append(op)
+        return [
+            Finding(Cause.RANK, "rank-only", ops[0].facts, ops[0].site, ops, only_rank_zero=bool(left_ops))
+            for ops in by_site.values()
+        ]
 
 
 def _within(facts: ModuleFacts, scope: Scope, node: cst.CSTNode) -> bool:

@@ -113,6 +113,8 @@ class Simulator:
                 self.env[name] = main_flag(self.rank_zero, f"`{name}`").with_deps(frozenset({index}))
             elif name in cat.WORLD_SIZE_NAMES:
                 self.env[name] = WORLD_SIZE.with_deps(frozenset({index}))
+            elif name == "accelerator":
+                self.env[name] = Val(Kind.OBJECT, tag="accelerator", deps=frozenset({index}))
             elif index == 0 and self.analysis.spawned(self.scope):
                 # The first parameter of a function given to `mp.spawn` is the process index.
                 self.env[name] = rank_value(self.rank_zero, f"`{name}`").with_deps(frozenset({index}))
@@ -243,15 +245,10 @@ class Simulator:
             return
         if isinstance(target, (cst.Tuple, cst.List)):
             for index, element in enumerate(target.elements):
-                part = value
-                if value.tag == "deepspeed-init":
-                    part = Val(Kind.OBJECT, tag="deepspeed") if index == 0 else Val(Kind.OBJECT)
-                elif value.items is not None and len(value.items) == len(target.elements):
-                    part = value.items[index]
-                elif isinstance(value_node, (cst.Tuple, cst.List)) and index < len(value_node.elements):
+                if isinstance(value_node, (cst.Tuple, cst.List)) and index < len(value_node.elements):
                     part = self.eval(value_node.elements[index].value, emit=False)
-                elif value.kind is Kind.CONST and isinstance(value.const, tuple) and index < len(value.const):
-                    part = const(value.const[index], rank=value.rank)
+                else:
+                    part = unpacked(value, index, len(target.elements))
                 inner = element.value
                 if isinstance(inner, cst.StarredElement):
                     inner = inner.value
@@ -721,6 +718,11 @@ class Simulator:
         target = analysis.resolve(self.facts, self.scope, func, receiver)
         if target is not None:
             return self._inline(node, target, args, receiver)
+        if method is not None and isinstance(func, cst.Attribute):
+            named = analysis.named_method(dotted_name(func.value) or "", method)
+            if named is not None and named.role is Role.COLLECTIVE:
+                self._op(self._text(func), func, node, when=named.when)
+                return UNIFORM
         if dotted is not None:
             last = dotted.rsplit(".", 1)[-1]
             if last in cat.RANK_FUNCTION_NAMES:
@@ -804,9 +806,6 @@ class Simulator:
             self._op("ddp.forward", func, node, what="DDP forward")
             return combine(args)
         receiver_name = dotted_name(node.func.value) or ""
-        if method == "barrier" and receiver_name.endswith("strategy"):
-            self._op("strategy.barrier", func, node)
-            return UNIFORM
         if receiver_name == "self" and method in cat.LIGHTNING_COLLECTIVES and self._lightning_class():
             self._op(f"lightning.{method}", func, node)
             return UNIFORM
@@ -845,6 +844,20 @@ class Simulator:
         self.emit(op)
 
     def _inline(self, node: cst.Call, target, args: list[Val], receiver: Val | None) -> Val:
+        callee_facts, callee_scope = target
+        only = _main_process_decorator(callee_scope.node)
+        if only is not None:
+            # `@rank_zero_only`, `@accelerator.on_main_process`: the other ranks skip the body.
+            if not self.rank_zero:
+                return NONE
+            self.guards.append(Guard(only, callee_facts, f"@{callee_facts.text_of(only)}"))
+            try:
+                return self._inline_body(node, target, args, receiver)
+            finally:
+                self.guards.pop()
+        return self._inline_body(node, target, args, receiver)
+
+    def _inline_body(self, node: cst.Call, target, args: list[Val], receiver: Val | None) -> Val:
         callee_facts, callee_scope = target
         params = callee_scope.params
         offset = 1 if callee_scope.class_name is not None and params[:1] in (["self"], ["cls"]) else 0
@@ -902,7 +915,9 @@ class Simulator:
         return tuple(out)
 
     def _rebase_op(self, op: Op, site, name: str, bound, arg_nodes) -> Op | None:
-        moved = replace(op, site=site, facts=self.facts, via=(name, *op.via), guard=self._guard())
+        moved = replace(
+            op, site=site, facts=self.facts, via=(name, *op.via), guard=self._guard(), resolved_here=False
+        )
         # Which of the callee's parameters the op depends on, and what this call passed there.
         index = op.param if op.param is not None else op.from_param
         if index is None:
@@ -910,11 +925,14 @@ class Simulator:
         value = bound[index] if index < len(bound) else None
         arg = arg_nodes[index] if index < len(arg_nodes) else None
         mine = next(iter(value.deps)) if value is not None and len(value.deps) == 1 else None
+        # The model came in through this call's argument; unless it came into this function
+        # through a parameter too, this call is where it is known to be wrapped.
+        known_here = mine is None
         if op.param is None:  # a DDP forward through a parameter the caller filled
-            return replace(moved, ddp_expr=arg, from_param=mine)
+            return replace(moved, ddp_expr=arg, from_param=mine, resolved_here=known_here)
         if value is not None and value.tag in WRAPPED:  # the placeholder resolves: a DDP forward
             return replace(
-                moved, name="ddp.forward", param=None, ddp_expr=arg, from_param=mine, resolved_here=True
+                moved, name="ddp.forward", param=None, ddp_expr=arg, from_param=mine, resolved_here=known_here
             )
         if value is not None and value.kind is Kind.UNIFORM and mine is not None:
             return replace(moved, param=mine, ddp_expr=arg)  # still unknown: ask our caller
@@ -931,6 +949,26 @@ class Simulator:
         facts, scope = self.facts, self.scope
         label = template.format(self._text(node))
         return OriginLabel(label, facts.path.name, node, lambda: facts.line_in(node, scope))
+
+
+def _main_process_decorator(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The decorator that runs a function on the main process only, if it has one."""
+    for decorator in getattr(node, "decorators", ()):
+        name = dotted_name(decorator.decorator) or ""
+        if name.rsplit(".", 1)[-1] in cat.MAIN_PROCESS_DECORATORS:
+            return decorator.decorator
+    return None
+
+
+def unpacked(value: Val, index: int, count: int) -> Val:
+    """Element `index` of `value` unpacked into `count` targets (`engine, opt, _, _ = ...`)."""
+    if value.tag == "deepspeed-init":
+        return Val(Kind.OBJECT, tag="deepspeed") if index == 0 else Val(Kind.OBJECT)
+    if value.items is not None and len(value.items) == count:
+        return value.items[index]
+    if value.kind is Kind.CONST and isinstance(value.const, tuple) and index < len(value.const):
+        return const(value.const[index], rank=value.rank)
+    return value
 
 
 def _substitute(value: Val, bound) -> Val:

@@ -4,7 +4,8 @@ Every finding of DDP004/DDP005 compares collectives, and the simulator makes one
 catalogue: a `torch.distributed` collective or checkpoint call, a configured collective, a DDP
 or FSDP wrapper (its construction, forward and, in a program that wraps, `backward()`), an
 accelerate or DeepSpeed engine (its methods), a name or attribute called `accelerator`, a
-Lightning `strategy.barrier()`, `self.all_gather(...)` or `self.log(..., sync_dist=True)`.
+method known by its receiver's name (`trainer.save_checkpoint()`, `fabric.barrier()`),
+`self.all_gather(...)` or `self.log(..., sync_dist=True)`.
 Derived from the catalogue, so a new entry there is a new trigger here.
 """
 
@@ -14,7 +15,7 @@ from ddplint.model import catalogue as cat
 
 # Spelled by the simulator itself rather than the catalogue (see simulate.py: `_method`, `name`).
 # A leading `*` asks for the text anywhere (`trainer.strategy.barrier()`, `self._strategy.barrier()`).
-_SIMULATOR_WORDS = frozenset({"accelerator", "sync_dist", "*strategy.barrier"})
+_SIMULATOR_WORDS = frozenset({"accelerator", "sync_dist"})
 
 # Methods whose call is a collective with nothing else to spell: `loss.backward()` all-reduces
 # gradients in every module that a module wrapping a model imports, directly or not
@@ -27,10 +28,19 @@ def collective_triggers() -> frozenset[str]:
     """Qualified names (every dotted part must appear as a word) and bare words."""
     return frozenset(
         {
-            *cat.TORCH_COLLECTIVES_QUALIFIED,
-            *cat.OTHER_COLLECTIVES,
-            *cat.DDP_WRAPPERS,
+            *(
+                name
+                for name, call in cat.FUNCTIONS.items()
+                if call.role in (cat.Role.COLLECTIVE, cat.Role.WRAPPER, cat.Role.ENGINE)
+            ),
             *cat.DISTRIBUTED_ENGINES,
+            # `self.trainer.save_checkpoint(...)`: methods known by their receiver's name
+            *(
+                f"*{receiver}.{method}"
+                for entry in cat.NAMED_METHODS
+                for receiver in entry.receivers
+                for method in entry.methods
+            ),
             *(f"*self.{method}" for method in cat.LIGHTNING_COLLECTIVES),
             *_SIMULATOR_WORDS,
         }
