@@ -422,6 +422,8 @@ FUNCTIONS: dict[str, LibraryCall] = {
     # engine first
     "deepspeed.initialize": LibraryCall(Role.ENGINE, "returns the engine first", tag="deepspeed-init"),
     "accelerate.Accelerator": LibraryCall(Role.ENGINE, "accelerate's Accelerator", tag="accelerator"),
+    # deepspeed/runtime/zero/partition_parameters.py: all-gathers ZeRO-3 partitions on entry
+    "deepspeed.zero.GatheredParameters": LibraryCall(Role.COLLECTIVE, "ZeRO-3: all_gather of partitions"),
 }
 
 # By the kind of object the method is called on (a tag the simulator gives values).
@@ -449,7 +451,6 @@ class NamedMethods:
     methods: dict[str, LibraryCall]
 
 
-_ALWAYS = frozenset()
 NAMED_METHODS: tuple[NamedMethods, ...] = (
     NamedMethods(
         ("deepspeed",),
@@ -479,8 +480,8 @@ NAMED_METHODS: tuple[NamedMethods, ...] = (
     # transformers (trainer.py, 5.25): evaluate/predict gather every batch; save_model gathers
     # the state under FSDP (full state dict), DeepSpeed ZeRO-3 and XLA, and not under plain DDP.
     NamedMethods(
-        ("transformers",),
-        frozenset({"trainer"}),
+        ("transformers", "trl"),
+        frozenset({"trainer", "sfttrainer", "seq2seqtrainer", "dpotrainer", "rewardtrainer"}),
         {
             "evaluate": LibraryCall(Role.COLLECTIVE, "gathers every batch's outputs"),
             "predict": LibraryCall(Role.COLLECTIVE, "gathers every batch's outputs"),
@@ -490,3 +491,6 @@ NAMED_METHODS: tuple[NamedMethods, ...] = (
         },
     ),
 )
+
+# Libraries whose classes a project subclasses and calls the methods of on `self`.
+LIBRARY_ROOTS = frozenset({"transformers", "trl"})

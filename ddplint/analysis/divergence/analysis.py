@@ -149,7 +149,11 @@ class Analysis:
         if method in cat.DEEPSPEED_COLLECTIVES and "engine" in receiver:
             return True
         last = receiver.rsplit(".", 1)[-1]
-        if any(last in entry.receivers and method in entry.methods for entry in cat.NAMED_METHODS):
+        if any(
+            (last in entry.receivers or (last == "self" and set(entry.libraries) & cat.LIBRARY_ROOTS))
+            and method in entry.methods
+            for entry in cat.NAMED_METHODS
+        ):
             return True
         if receiver == "self" and (method in cat.LIGHTNING_COLLECTIVES or method == "log"):
             return True

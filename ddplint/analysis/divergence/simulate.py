@@ -124,6 +124,12 @@ class Simulator:
     def run(self) -> Summary:
         node = self.scope.node
         body = node.body
+        only = _main_process_decorator(node)
+        if only is not None:
+            # `@rank_zero_only`, `@accelerator.on_main_process`: the other ranks skip the body.
+            if not self.rank_zero:
+                return Summary((), NONE)
+            self.guards.append(Guard(only, self.facts, f"@{self.facts.text_of(only)}"))
         try:
             if isinstance(node, cst.Module):
                 self.block(body)
@@ -719,7 +725,10 @@ class Simulator:
         if target is not None:
             return self._inline(node, target, args, receiver)
         if method is not None and isinstance(func, cst.Attribute):
-            named = analysis.named_method(dotted_name(func.value) or "", method)
+            receiver_name = dotted_name(func.value) or ""
+            if receiver_name == "self":
+                receiver_name = self._library_base() or ""
+            named = analysis.named_method(receiver_name, method)
             if named is not None and named.role is Role.COLLECTIVE:
                 self._op(self._text(func), func, node, when=named.when)
                 return UNIFORM
@@ -819,6 +828,16 @@ class Simulator:
             return combine([receiver, *args])
         return None
 
+    def _library_base(self) -> str | None:
+        """For `self.m()` in a subclass of a library class the catalogue knows methods of by
+        their receiver's name (`class MyTrainer(transformers.Trainer)`): that name."""
+        node = self.facts.classes.get(self.scope.class_name or "")
+        for base in node.bases if node is not None else ():
+            name = self.facts.qualname(base.value) or ""
+            if name.split(".", 1)[0] in cat.LIBRARY_ROOTS:
+                return name.rsplit(".", 1)[-1].lower()
+        return None
+
     def _lightning_class(self) -> bool:
         node = self.facts.classes.get(self.scope.class_name or "")
         if node is None:
@@ -844,20 +863,6 @@ class Simulator:
         self.emit(op)
 
     def _inline(self, node: cst.Call, target, args: list[Val], receiver: Val | None) -> Val:
-        callee_facts, callee_scope = target
-        only = _main_process_decorator(callee_scope.node)
-        if only is not None:
-            # `@rank_zero_only`, `@accelerator.on_main_process`: the other ranks skip the body.
-            if not self.rank_zero:
-                return NONE
-            self.guards.append(Guard(only, callee_facts, f"@{callee_facts.text_of(only)}"))
-            try:
-                return self._inline_body(node, target, args, receiver)
-            finally:
-                self.guards.pop()
-        return self._inline_body(node, target, args, receiver)
-
-    def _inline_body(self, node: cst.Call, target, args: list[Val], receiver: Val | None) -> Val:
         callee_facts, callee_scope = target
         params = callee_scope.params
         offset = 1 if callee_scope.class_name is not None and params[:1] in (["self"], ["cls"]) else 0

@@ -41,6 +41,13 @@ def collective_triggers() -> frozenset[str]:
                 for receiver in entry.receivers
                 for method in entry.methods
             ),
+            # `self.evaluate()` in a subclass of transformers' Trainer
+            *(
+                f"*self.{method}"
+                for entry in cat.NAMED_METHODS
+                if set(entry.libraries) & cat.LIBRARY_ROOTS
+                for method in entry.methods
+            ),
             *(f"*self.{method}" for method in cat.LIGHTNING_COLLECTIVES),
             *_SIMULATOR_WORDS,
         }
