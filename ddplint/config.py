@@ -12,7 +12,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ddplint.rules.selection import enabled_codes
-from ddplint.settings import DEFAULT_EXCLUDES, ConfigError, Settings, compile_patterns
+from ddplint.settings import DEFAULT_EXCLUDES, DISTRIBUTED_TYPES, ConfigError, Settings, compile_patterns
 
 __all__ = ["DEFAULT_EXCLUDES", "ConfigError", "Settings", "load_settings"]
 
@@ -24,6 +24,7 @@ _LIST_KEYS = (
     "extend-exclude",
     "collectives",
     "rank-predicates",
+    "distributed-types",
 )
 _KNOWN_KEYS = frozenset((*_LIST_KEYS, "per-file-ignores", "max-file-size"))
 
@@ -92,6 +93,8 @@ def settings_from_table(table: dict, path: Path) -> Settings:
             bad = compile_patterns(list(value))[1]
             if bad:
                 raise ConfigError(f"{path}: `{key}` has an invalid pattern: {bad[0]!r}")
+        if key == "distributed-types":
+            check_distributed_types(value, f"{path}: `distributed-types`")
         if key == "exclude":
             settings.exclude = list(value)
         else:
@@ -106,3 +109,12 @@ def _check_codes(settings: Settings, path: Path) -> None:
         enabled_codes(settings)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def check_distributed_types(values: list[str], where: str) -> None:
+    """Every name one of DISTRIBUTED_TYPES, and at least one."""
+    unknown = [v for v in values if v not in DISTRIBUTED_TYPES]
+    if unknown or not values:
+        known = ", ".join(DISTRIBUTED_TYPES)
+        got = f"unknown type {unknown[0]!r}" if unknown else "an empty list"
+        raise ConfigError(f"{where} takes some of {known}; got {got}")

@@ -62,6 +62,8 @@ class Diagnostic:
     # Extra lines shown under the snippet, e.g. each rank class's collective timeline.
     notes: list[str] = field(default_factory=list)
     severity: str = "error"
+    # The launch configurations it holds under, when not all (see ddplint.settings.DISTRIBUTED_TYPES).
+    when: tuple[str, ...] = ()
     # A traceback for internal errors, shown with --verbose.
     detail: str | None = None
     # The text the finding was made in: for snippets and for locating fix edits.

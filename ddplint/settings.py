@@ -37,6 +37,10 @@ DEFAULT_EXCLUDES = (
     ".ddplint_cache",
 )
 
+# What a project may launch with (accelerate's distributed types): collectives that exist only
+# under some of them (accelerate's save_state under DeepSpeed or FSDP) are reported for those.
+DISTRIBUTED_TYPES = ("DDP", "FSDP", "DEEPSPEED", "MEGATRON_LM", "XLA")
+
 # Bigger files are reported (E902) instead of parsed: generated data, not training code.
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
 
@@ -51,6 +55,7 @@ class Settings:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     collectives: list[str] = field(default_factory=list)
     rank_predicates: list[str] = field(default_factory=list)
+    distributed_types: list[str] = field(default_factory=lambda: list(DISTRIBUTED_TYPES))
     # In bytes; 0 for no limit.
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     # The folder the config came from; globs and relative paths are anchored there.

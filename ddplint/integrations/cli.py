@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from ddplint._meta import __version__
-from ddplint.config import ConfigError, Settings, load_settings
+from ddplint.config import ConfigError, Settings, check_distributed_types, load_settings
 from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, input_error
 from ddplint.report import FORMATS
 from ddplint.report.statistics import render_fixes, render_statistics
@@ -108,6 +108,11 @@ def _tolerant_output() -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (ALL for every rule).")
 @click.option("--extend-select", multiple=True, help="Codes or prefixes to enable on top of `select`.")
 @click.option("--ignore", multiple=True, help="Codes or prefixes to disable.")
+@click.option(
+    "--distributed-types",
+    help="What the project launches with, comma-separated (DDP, FSDP, DEEPSPEED, MEGATRON_LM, XLA; "
+    "default: all): collectives that exist only under other types are not reported.",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to paths given explicitly too.")
 @click.option("--config", "config_path", type=click.Path(), help="Read settings from this TOML file.")
@@ -139,6 +144,7 @@ def check(
     select: tuple[str, ...],
     extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
+    distributed_types: str | None,
     exit_zero: bool,
     force_exclude: bool,
     config_path: str | None,
@@ -160,6 +166,10 @@ def check(
         start = Path(targets[0]) if targets[0] != "-" else Path.cwd()
         settings = load_settings(Path(config_path) if config_path else None, start)
         _apply_cli_selection(settings, select, extend_select, ignore)
+        if distributed_types is not None:
+            types = [t.strip() for t in distributed_types.split(",") if t.strip()]
+            check_distributed_types(types, "--distributed-types")
+            settings.distributed_types = types
         enabled_codes(settings)
     except ConfigError as exc:
         _fail(str(exc))

@@ -382,6 +382,20 @@ class Role(Enum):
 # settings that turn collectives on. A collective with no condition is one under plain DDP too.
 DISTRIBUTED_TYPES = ("DDP", "FSDP", "DEEPSPEED", "MEGATRON_LM", "XLA")
 CONDITIONS = (*DISTRIBUTED_TYPES, "automatic_checkpoint_naming")
+# accelerate's DistributedType member for each (state.py); automatic checkpoint naming is a DDP
+# run with that setting on.
+ACCELERATE_TYPE = {
+    "DDP": "MULTI_GPU",
+    "FSDP": "FSDP",
+    "DEEPSPEED": "DEEPSPEED",
+    "MEGATRON_LM": "MEGATRON_LM",
+    "XLA": "XLA",
+    "automatic_checkpoint_naming": "MULTI_GPU",
+}
+# accelerate's DistributedType members that name one of ours (the MULTI_* ones are DDP).
+LAUNCH_NAMES = {"FSDP": "FSDP", "DEEPSPEED": "DEEPSPEED", "MEGATRON_LM": "MEGATRON_LM", "XLA": "XLA"}
+# accelerate's state attributes that are set under one distributed type only.
+PLUGINS = {"deepspeed_plugin": "DEEPSPEED", "fsdp_plugin": "FSDP", "megatron_lm_plugin": "MEGATRON_LM"}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ def diagnostic_dict(d: Diagnostic) -> dict:
             for edit in d.fix.edits
         ]
         fix = {"applicability": d.fix.applicability.value, "message": d.fix.message, "edits": edits}
-    return {
+    out = {
         "code": d.code,
         "name": d.name,
         "message": d.message,
@@ -35,6 +35,9 @@ def diagnostic_dict(d: Diagnostic) -> dict:
         "severity": d.severity,
         "fix": fix,
     }
+    if d.when:  # only under some launch configurations: CI can filter on it
+        out["when"] = list(d.when)
+    return out
 
 
 def render_json(diagnostics: list[Diagnostic]) -> str:

@@ -79,6 +79,8 @@ def result(d: Diagnostic, index: dict[str, int], base: Path) -> dict:
     fixes = _fixes(d, artifact)
     if fixes:
         out["fixes"] = fixes
+    if d.when:
+        out["properties"] = {"when": list(d.when)}
     return out
 
 

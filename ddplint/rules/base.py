@@ -64,6 +64,7 @@ class Context:
         fix: Fix | None = None,
         help: str | None = None,
         notes: Iterable[str] = (),
+        when: tuple[str, ...] = (),
     ) -> None:
         assert self.rule is not None
         start, end = self.facts.span(node)
@@ -82,6 +83,7 @@ class Context:
                 fix=fix,
                 help=help,
                 notes=list(notes),
+                when=when,
                 source=source,
             )
         )

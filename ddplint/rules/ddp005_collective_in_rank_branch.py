@@ -18,6 +18,17 @@ DDP_NOTE = (
 )
 
 
+# How messages name the launch configurations (catalogue.CONDITIONS).
+LAUNCH_WORDS = {
+    "DDP": "plain DDP",
+    "FSDP": "FSDP",
+    "DEEPSPEED": "DeepSpeed",
+    "MEGATRON_LM": "Megatron-LM",
+    "XLA": "XLA",
+    "automatic_checkpoint_naming": "automatic checkpoint naming",
+}
+
+
 class CollectiveInRankBranch(DivergenceRule):
     code = "DDP005"
     cause = Cause.RANK
@@ -29,7 +40,14 @@ class CollectiveInRankBranch(DivergenceRule):
     def check(self, ctx: Context) -> None:
         for finding in self.findings(ctx):
             message, help = describe(finding)
-            ctx.report(finding.node, message, fix=self._fix(ctx, finding), help=help, notes=finding.notes)
+            ctx.report(
+                finding.node,
+                message,
+                fix=self._fix(ctx, finding),
+                help=help,
+                notes=[*finding.notes, *launch_note(finding)],
+                when=finding.when,
+            )
 
     def _fix(self, ctx: Context, finding: Finding):
         if finding.kind != "rank-only" or not finding.ops:
@@ -83,7 +101,16 @@ def describe(finding: Finding) -> tuple[str, str]:
         cond = f"`{op.guard.text}` ({where(op.guard.facts, op.guard.node)})"
         verb, it = ("run", "them") if _many(finding) else ("runs", "it")
         waits = "waits" if who == "rank 0" else "wait"
-        message = f"{what} {verb} only when {cond}{ddp}; {others} never call {it} and {who} {waits} forever"
+        if finding.when:
+            # True under the launch configurations that make it a collective, and only there.
+            message = (
+                f"{what} runs only when {cond}; {_why(op)} under {launch_condition(finding)}: with "
+                f"{'that' if len(finding.when) == 1 else 'those'}, {others} never call {it} and {who} "
+                f"{waits} forever; {_otherwise(finding)}"
+            )
+        else:
+            message = f"{what} {verb} only when {cond}{ddp}; {others} never call {it} and {who} {waits}"
+            message += " forever"
     else:
         exit_item = finding.exits[0] if finding.exits else None
         left = (
@@ -100,6 +127,26 @@ def describe(finding: Finding) -> tuple[str, str]:
     else:
         help = "call the collective on every rank, then use its result on rank 0 only"
     return message, help
+
+
+def launch_condition(finding: Finding) -> str:
+    """ "under DeepSpeed and FSDP": the launch configurations a conditional finding holds under."""
+    names = [LAUNCH_WORDS[w] for w in finding.when]
+    return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
+
+
+def launch_note(finding: Finding) -> list[str]:
+    return [f"only under {launch_condition(finding)}"] if finding.when else []
+
+
+def _why(op: Op) -> str:
+    return f"it {op.why}" if op.why else "it is a collective"
+
+
+def _otherwise(finding: Finding) -> str:
+    if "DDP" in finding.when or "automatic_checkpoint_naming" in finding.when:
+        return "without automatic checkpoint naming it is not a collective under plain DDP"
+    return "under plain DDP it is not a collective"
 
 
 def _many(finding: Finding) -> bool:

@@ -8,6 +8,7 @@ on that file and the summaries of what it calls.
 from __future__ import annotations
 
 import difflib
+import re
 
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import Kind, Val
@@ -33,6 +34,8 @@ from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
 
 MAX_DEPTH = 12  # nested summaries being computed at once
+_DISTRIBUTED_TYPE = re.compile(r"\bDistributedType\.([A-Z_]+)")
+_AUTOMATIC_NAMING = re.compile(r"\bautomatic_checkpoint_naming\s*=\s*True\b")
 _CONFIGURED_COLLECTIVE = cat.LibraryCall(cat.Role.COLLECTIVE, "listed in `collectives`")
 _CONFIGURED_PREDICATE = cat.LibraryCall(cat.Role.MAIN, "listed in `rank-predicates`")
 
@@ -42,6 +45,7 @@ class Analysis:
         self.project = project
         self.user_collectives = frozenset(getattr(settings, "collectives", None) or ())
         self.user_predicates = frozenset(getattr(settings, "rank_predicates", None) or ())
+        self.types = frozenset(getattr(settings, "distributed_types", None) or cat.DISTRIBUTED_TYPES)
         self._summaries: dict[tuple, Summary] = {}
         self._running: set[tuple] = set()
         self._globals: dict[tuple, Val | None] = {}
@@ -274,9 +278,11 @@ class Analysis:
             result = v if result is None else _join(result, v)
         return result
 
-    def summary(self, facts: ModuleFacts, scope: Scope, rank_zero: bool, args: tuple) -> Summary:
+    def summary(
+        self, facts: ModuleFacts, scope: Scope, rank_zero: bool, args: tuple, world: str | None = None
+    ) -> Summary:
         signature = tuple(_arg_key(a) for a in args)
-        key = (id(scope), rank_zero, signature)
+        key = (id(scope), rank_zero, signature, world)
         found = self._summaries.get(key)
         if found is not None:
             return found
@@ -285,7 +291,7 @@ class Analysis:
         self._running.add(key)
         try:
             context = tuple(_context_value(a) for a in args)
-            result = Simulator(self, facts, scope, rank_zero, context).run()
+            result = Simulator(self, facts, scope, rank_zero, context, world).run()
         finally:
             self._running.discard(key)
         self._summaries[key] = result
@@ -300,7 +306,7 @@ class Analysis:
             best: dict[int, Finding] = {}
             for module in self.project.files.values():
                 for scope in module.scopes:
-                    for finding in self._check(module, scope):
+                    for finding in self._in_launch_configurations(module, scope):
                         key = id(finding.choice.node) if finding.choice is not None else id(finding.node)
                         known = best.get(key)
                         if known is None or _chain_length(finding) < _chain_length(known):
@@ -314,12 +320,60 @@ class Analysis:
                 self._findings.setdefault(finding.facts.filename, []).append(finding)
         return self._findings.get(facts.filename, [])
 
-    def _check(self, facts: ModuleFacts, scope: Scope) -> list[Finding]:
+    def _in_launch_configurations(self, facts: ModuleFacts, scope: Scope) -> list[Finding]:
+        """The findings of a function; those whose collectives exist only under some launch
+        configurations are checked again under each that the project and the code allow, and
+        kept, with the configurations where they hold, if they hold under one."""
+        found = self._check(facts, scope)
+        conditional = [f for f in found if f.ops and all(op.when for op in f.ops)]
+        if not conditional:
+            return found
+        needed = frozenset().union(*(op.when for f in conditional for op in f.ops))
+        holds = {
+            world: {(f.cause, id(f.node)) for f in self._check(facts, scope, world)}
+            for world in self._launch_configurations(facts)
+            if world in needed
+        }
+        kept = [f for f in found if f not in conditional]
+        for finding in conditional:
+            finding.when = tuple(w for w, seen in holds.items() if (finding.cause, id(finding.node)) in seen)
+            if finding.when:
+                kept.append(finding)
+        return kept
+
+    def _launch_configurations(self, facts: ModuleFacts) -> list[str]:
+        """What the project may launch with (`distributed-types`), narrowed to what the module
+        itself names when it tests accelerate's DistributedType (a script that handles DeepSpeed
+        is judged for DeepSpeed, and for plain DDP), plus automatic checkpoint naming when the
+        module turns it on."""
+        types = [t for t in cat.DISTRIBUTED_TYPES if t in self.types]
+        named = self._launch_names(facts)
+        if named & set(cat.DISTRIBUTED_TYPES):
+            types = [t for t in types if t in named or t == "DDP"]
+        if "automatic_checkpoint_naming" in named and "DDP" in types:
+            types.append("automatic_checkpoint_naming")
+        return types
+
+    def _launch_names(self, facts: ModuleFacts) -> set[str]:
+        """The launch configurations a module's own code names: accelerate's DistributedType
+        members it tests, the plugins it reads, automatic checkpoint naming turned on."""
+        text = facts.source.text
+        named = {
+            cat.LAUNCH_NAMES.get(member, "DDP")
+            for member in _DISTRIBUTED_TYPE.findall(text)
+            if member != "NO"
+        }
+        named |= {world for plugin, world in cat.PLUGINS.items() if plugin in text}
+        if _AUTOMATIC_NAMING.search(text):
+            named.add("automatic_checkpoint_naming")
+        return named
+
+    def _check(self, facts: ModuleFacts, scope: Scope, world: str | None = None) -> list[Finding]:
         if not self.flags(facts, scope)[0]:
             return []  # no collective within reach: every rank runs the same (empty) sequence
         no_args = tuple(None for _ in scope.params)
-        zero = self.summary(facts, scope, True, no_args)
-        other = self.summary(facts, scope, False, no_args)
+        zero = self.summary(facts, scope, True, no_args, world)
+        other = self.summary(facts, scope, False, no_args, world)
         if not (zero.complete and other.complete):
             return []  # part of it could not be summarised: comparing would invent differences
         findings = self._compare(facts, scope, zero.seq, other.seq)

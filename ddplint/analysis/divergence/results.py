@@ -53,13 +53,18 @@ class Finding:
     exits: list[Exit] = field(default_factory=list)  # early exits that made the difference
     block: cst.CSTNode | None = None  # the split-barrier `with` statement, or the uneven loop
     block_facts: ModuleFacts | None = None
+    # The launch configurations under which it holds, when its collectives exist only under
+    # some (accelerate's save_state under DeepSpeed and FSDP); empty: under every one.
+    when: tuple[str, ...] = ()
 
 
 class Summaries(Protocol):
     """What the simulator of one function asks of the whole-project analysis (see
     ddplint.analysis.divergence.analysis.Analysis): callees' summaries and project facts."""
 
-    def summary(self, facts: ModuleFacts, scope: Scope, rank_zero: bool, args: tuple) -> Summary: ...
+    def summary(
+        self, facts: ModuleFacts, scope: Scope, rank_zero: bool, args: tuple, world: str | None = None
+    ) -> Summary: ...
 
     def library_call(self, qualified: str) -> LibraryCall | None: ...
 

@@ -52,6 +52,7 @@ class Op:
     from_param: int | None = None
     # A collective only under these launch configurations (see catalogue.CONDITIONS); empty: always.
     when: frozenset[str] = frozenset()
+    why: str = ""  # what it does, when only some launch configurations make it a collective
     # Resolved to a collective by this call's argument (a DDP-wrapped model passed in): the
     # callee alone could not know, so the difference is reported at the call.
     resolved_here: bool = False

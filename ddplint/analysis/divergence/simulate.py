@@ -77,8 +77,12 @@ class Simulator:
         scope: Scope,
         rank_zero: bool,
         args: tuple[Val | None, ...] | None = None,
+        world: str | None = None,
     ) -> None:
         self.analysis = analysis
+        # One launch configuration (see catalogue.CONDITIONS), or None for all of them at once:
+        # then collectives that exist only under some are kept, with their condition.
+        self.world = world
         self.facts = facts
         self.scope = scope
         self.rank_zero = rank_zero
@@ -560,6 +564,10 @@ class Simulator:
 
     def attribute(self, node: cst.Attribute) -> Val:
         name = dotted_name(node)
+        if self.world is not None:
+            known = self._launch_attribute(node, name)
+            if known is not None:
+                return known
         if name is not None and (name in self.env or name.startswith("self.")):
             return self.lookup(node)
         base = self.eval(node.value)
@@ -578,6 +586,19 @@ class Simulator:
         if base.kind is Kind.OBJECT and not base.divergent:
             return Val(Kind.UNIFORM, deps=base.deps, tag="accelerator" if attr == "accelerator" else None)
         return combine([base])
+
+    def _launch_attribute(self, node: cst.Attribute, name: str | None) -> Val | None:
+        """What the code reads of its launch configuration, in the one simulated: accelerate's
+        `distributed_type`, `DistributedType.X`, `state.deepspeed_plugin`/`fsdp_plugin`."""
+        attr = node.attr.value
+        qualified = self.facts.imports.resolve_dotted(name) if name else ""
+        if qualified.rsplit(".", 1)[0].endswith("DistributedType"):
+            return const(attr)
+        if attr == "distributed_type":
+            return const(cat.ACCELERATE_TYPE[self.world])
+        if attr in cat.PLUGINS:
+            return Val(Kind.OBJECT) if cat.PLUGINS[attr] == self.world else NONE
+        return None
 
     def subscript(self, node: cst.Subscript) -> Val:
         base_name = dotted_name(node.value)
@@ -675,7 +696,7 @@ class Simulator:
         analysis = self.analysis
 
         library = analysis.library_call(qualified) if qualified is not None else None
-        if library is not None:
+        if library is not None and self._exists(library):
             return self._library_call(library, qualified, node, func, args)
         if qualified == "next" and node.args:
             # `next(loader_iter)` yields per-rank data; `next(iter(config))` does not.
@@ -729,8 +750,8 @@ class Simulator:
             if receiver_name == "self":
                 receiver_name = self._library_base() or ""
             named = analysis.named_method(receiver_name, method)
-            if named is not None and named.role is Role.COLLECTIVE:
-                self._op(self._text(func), func, node, when=named.when)
+            if named is not None and named.role is Role.COLLECTIVE and self._exists(named):
+                self._op(self._text(func), func, node, when=named.when, why=named.why)
                 return UNIFORM
         if dotted is not None:
             last = dotted.rsplit(".", 1)[-1]
@@ -744,6 +765,10 @@ class Simulator:
                 # A constructed object: not None; a loader or subset of a shard is one too.
                 return Val(Kind.OBJECT, shard=first_shard(args))
         return combine([*(a for a in args), *([receiver] if receiver is not None else [])])
+
+    def _exists(self, library: LibraryCall) -> bool:
+        """Is this a collective in the launch configuration simulated (always, with none)?"""
+        return self.world is None or not library.when or self.world in library.when
 
     def _environ(self, key: str | None, node: cst.CSTNode) -> Val:
         """`os.environ["RANK"]`, `os.getenv("WORLD_SIZE")`: what the launcher set for this process."""
@@ -760,7 +785,7 @@ class Simulator:
             self.emit(Exit("abort", node, self.facts, self._guard()))
             return UNIFORM
         if role is Role.COLLECTIVE:
-            self._op(qualified, func, node, when=library.when)
+            self._op(qualified, func, node, when=library.when, why=library.why)
             short = qualified.rsplit(".", 1)[-1]
             if short in cat.IN_PLACE_OUTPUT and node.args:
                 out = dotted_name(node.args[0].value)
@@ -808,8 +833,8 @@ class Simulator:
                 self._op("backward", func, node, what="DDP gradient all-reduce")
             return UNIFORM
         library = cat.METHODS.get(tag or "", {}).get(method)
-        if library is not None and library.role is Role.COLLECTIVE:
-            self._op(f"{tag}.{method}", func, node, when=library.when)
+        if library is not None and library.role is Role.COLLECTIVE and self._exists(library):
+            self._op(f"{tag}.{method}", func, node, when=library.when, why=library.why)
             return UNIFORM
         if tag in WRAPPED and method == "forward":
             self._op("ddp.forward", func, node, what="DDP forward")
@@ -845,7 +870,16 @@ class Simulator:
         return any("Lightning" in (dotted_name(base.value) or "") for base in node.bases)
 
     def _op(
-        self, name, func, node, *, what: str | None = None, ddp_expr=None, from_param=None, when=frozenset()
+        self,
+        name,
+        func,
+        node,
+        *,
+        what: str | None = None,
+        ddp_expr=None,
+        from_param=None,
+        when=frozenset(),
+        why: str = "",
     ) -> None:
         op = Op(
             name,
@@ -856,7 +890,8 @@ class Simulator:
             guard=self._guard(),
             ddp_expr=ddp_expr,
             from_param=from_param,
-            when=when,
+            when=when if self.world is None else frozenset(),
+            why=why,
         )
         if self.split_barrier:
             self.split_findings.append((op, self.split_barrier[-1]))
@@ -890,7 +925,7 @@ class Simulator:
             if callee_scope.node.name.value == "__init__":
                 return Val(Kind.OBJECT)  # an instance of a project class
             return combine([v for v in bound if v is not None])
-        summary = self.analysis.summary(callee_facts, callee_scope, self.rank_zero, tuple(bound))
+        summary = self.analysis.summary(callee_facts, callee_scope, self.rank_zero, tuple(bound), self.world)
         name = callee_scope.name
         # What the callee finds in this calling context (a shard it was handed) is found here too.
         self.shard_findings.extend(summary.shard_findings)
