@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 import shutil
 from pathlib import Path
 
@@ -69,11 +70,19 @@ def test_a_run_reports_the_same_snippets_with_the_texts_of_its_modules_freed(
     folder = tmp_path / "fixtures"
     shutil.copytree(FIXTURES, folder)
     freed, files = _full_report(folder, jobs)
+    diagnostics = [d for f in files for d in f.diagnostics]
     # Most modules that report nothing never need their text again (some have it read for
-    # positions, or for the messages of a finding another module reports).
-    silent = [f.facts for f in files if f.facts is not None and not f.diagnostics]
+    # positions; those whose lines the messages of another module's findings quote need it).
+    quoted = {d.filename for d in diagnostics} | {
+        name for d in diagnostics for name in re.findall(r"([\w.]+\.py):\d+", " ".join([d.message, *d.notes]))
+    }
+    silent = [
+        f.facts
+        for f in files
+        if f.facts is not None and not f.diagnostics and f.facts.path.name not in quoted
+    ]
     freed_texts = [facts for facts in silent if "text" not in vars(facts.source)]
-    assert len(freed_texts) > 0.8 * len(silent) > 10  # with workers: the group checked here
+    assert len(freed_texts) > 0.8 * len(silent) >= 8  # with workers: the group checked here
     monkeypatch.setattr(Source, "forget_text", lambda self, tree: None)
     kept, _ = _full_report(folder, jobs)
     assert kept.count("DDP0") > 100  # with snippets of the code

@@ -8,7 +8,6 @@ on that file and the summaries of what it calls.
 from __future__ import annotations
 
 import difflib
-import re
 
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import Kind, Val
@@ -29,13 +28,11 @@ from ddplint.analysis.divergence.seq import (
 from ddplint.analysis.divergence.simulate import Simulator, unpacked
 from ddplint.model import catalogue as cat
 from ddplint.model.expressions import constructed_by
-from ddplint.model.facts import ModuleFacts, Scope
+from ddplint.model.facts import ModuleFacts, Scope, child_nodes
 from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
 
 MAX_DEPTH = 12  # nested summaries being computed at once
-_DISTRIBUTED_TYPE = re.compile(r"\bDistributedType\.([A-Z_]+)")
-_AUTOMATIC_NAMING = re.compile(r"\bautomatic_checkpoint_naming\s*=\s*True\b")
 _CONFIGURED_COLLECTIVE = cat.LibraryCall(cat.Role.COLLECTIVE, "listed in `collectives`")
 _CONFIGURED_PREDICATE = cat.LibraryCall(cat.Role.MAIN, "listed in `rank-predicates`")
 
@@ -53,7 +50,8 @@ class Analysis:
         self._flags: dict[int, tuple[bool, bool, bool]] = {}
         self._distributed: set[str] | None = None
         self._spawned: set[int] | None = None
-        self._libraries: set[str] | None = None
+        self._libraries: dict[str, set[str]] | None = None
+        self._importers: dict[str, list[ModuleFacts]] | None = None
 
     # Facts the simulator asks for -----------------------------------------------------------
 
@@ -197,23 +195,53 @@ class Analysis:
             return _CONFIGURED_PREDICATE
         return cat.FUNCTIONS.get(qualified)
 
-    def named_method(self, receiver: str, method: str) -> cat.LibraryCall | None:
+    def named_method(self, facts: ModuleFacts, receiver: str, method: str) -> cat.LibraryCall | None:
         """A library method known by its receiver's name (see catalogue.NAMED_METHODS), when the
-        program imports that library."""
+        program the module belongs to imports that library."""
         last = receiver.rsplit(".", 1)[-1]
         for entry in cat.NAMED_METHODS:
-            if last in entry.receivers and method in entry.methods and self._imports_any(entry.libraries):
+            in_program = self._program_libraries(facts) & set(entry.libraries)
+            if last in entry.receivers and method in entry.methods and in_program:
                 return entry.methods[method]
         return None
 
-    def _imports_any(self, libraries: tuple[str, ...]) -> bool:
+    def _program_libraries(self, facts: ModuleFacts) -> set[str]:
+        """The top-level packages imported anywhere in the module's program: the project modules
+        connected to it by imports, either way (a helper module that never imports DeepSpeed
+        still runs on the engine its importer built)."""
         if self._libraries is None:
-            self._libraries = {
-                target.split(".", 1)[0]
-                for module in self.project.files.values()
-                for target in module.imports.aliases.values()
-            }
-        return any(library in self._libraries for library in libraries)
+            self._libraries = {}
+            seen: set[str] = set()
+            for start in self.project.files.values():
+                if start.filename in seen:
+                    continue
+                component, todo = [], [start]
+                while todo:
+                    module = todo.pop()
+                    if module.filename in seen:
+                        continue
+                    seen.add(module.filename)
+                    component.append(module)
+                    todo.extend(m for m in self._neighbours(module) if m.filename not in seen)
+                libraries = {
+                    target.split(".", 1)[0]
+                    for module in component
+                    for target in module.imports.aliases.values()
+                }
+                for module in component:
+                    self._libraries[module.filename] = libraries
+        return self._libraries.get(facts.filename, set())
+
+    def _neighbours(self, module: ModuleFacts) -> list[ModuleFacts]:
+        """Project modules `module` imports, and those that import it."""
+        if self._importers is None:
+            self._importers = {}
+            for other in self.project.files.values():
+                for target in self._imported(other.imports.aliases.values()):
+                    if not isinstance(target, str):
+                        self._importers.setdefault(target.filename, []).append(other)
+        imported = [m for m in self._imported(module.imports.aliases.values()) if not isinstance(m, str)]
+        return imported + self._importers.get(module.filename, [])
 
     def is_collective(self, qualified: str) -> bool:
         library = self.library_call(qualified)
@@ -356,16 +384,22 @@ class Analysis:
 
     def _launch_names(self, facts: ModuleFacts) -> set[str]:
         """The launch configurations a module's own code names: accelerate's DistributedType
-        members it tests, the plugins it reads, automatic checkpoint naming turned on."""
-        text = facts.source.text
-        named = {
-            cat.LAUNCH_NAMES.get(member, "DDP")
-            for member in _DISTRIBUTED_TYPE.findall(text)
-            if member != "NO"
-        }
-        named |= {world for plugin, world in cat.PLUGINS.items() if plugin in text}
-        if _AUTOMATIC_NAMING.search(text):
-            named.add("automatic_checkpoint_naming")
+        members it tests, the plugins it reads, automatic checkpoint naming turned on. Read from
+        the tree (the text of a module that reports nothing may be freed)."""
+        named: set[str] = set()
+        stack: list[cst.CSTNode] = [facts.tree]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute):
+                attr = node.attr.value
+                if attr in cat.PLUGINS:
+                    named.add(cat.PLUGINS[attr])
+                elif (dotted_name(node.value) or "").endswith("DistributedType") and attr != "NO":
+                    named.add(cat.LAUNCH_NAMES.get(attr, "DDP"))
+            elif isinstance(node, cst.Arg) and node.keyword is not None:
+                if node.keyword.value == "automatic_checkpoint_naming" and _is_true(node.value):
+                    named.add("automatic_checkpoint_naming")
+            stack.extend(child_nodes(node))
         return named
 
     def _check(self, facts: ModuleFacts, scope: Scope, world: str | None = None) -> list[Finding]:
@@ -642,3 +676,7 @@ def _context_value(value: Val | None) -> Val | None:
     if key[0] == "data":
         return Val(Kind.DATA, origin=value.origin)
     return Val(value.kind, value.const, rank=True, origin=value.origin)
+
+
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"

@@ -749,7 +749,7 @@ class Simulator:
             receiver_name = dotted_name(func.value) or ""
             if receiver_name == "self":
                 receiver_name = self._library_base() or ""
-            named = analysis.named_method(receiver_name, method)
+            named = analysis.named_method(self.facts, receiver_name, method)
             if named is not None and named.role is Role.COLLECTIVE and self._exists(named):
                 self._op(self._text(func), func, node, when=named.when, why=named.why)
                 return UNIFORM
