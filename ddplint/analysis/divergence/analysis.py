@@ -396,9 +396,13 @@ class Analysis:
                     named.add(cat.PLUGINS[attr])
                 elif (dotted_name(node.value) or "").endswith("DistributedType") and attr != "NO":
                     named.add(cat.LAUNCH_NAMES.get(attr, "DDP"))
-            elif isinstance(node, cst.Arg) and node.keyword is not None:
-                if node.keyword.value == "automatic_checkpoint_naming" and _is_true(node.value):
-                    named.add("automatic_checkpoint_naming")
+            elif (
+                isinstance(node, cst.Arg)
+                and node.keyword is not None
+                and node.keyword.value == "automatic_checkpoint_naming"
+                and _is_true(node.value)
+            ):
+                named.add("automatic_checkpoint_naming")
             stack.extend(child_nodes(node))
         return named
 
