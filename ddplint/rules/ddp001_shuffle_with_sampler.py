@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ddplint.diagnostics import Applicability
-from ddplint.model.expressions import Nullness, is_none, literal_bool, nullness
+from ddplint.model.expressions import Nullness, bound_values, is_none, literal_bool, nullness
 from ddplint.model.facts import Scope
 from ddplint.model.names import dotted_name
 from ddplint.model.signatures import BoundArgs
@@ -33,7 +33,7 @@ class ShuffleWithSampler(Rule):
             if call.name != DATALOADER:
                 continue
             bound = call.bound()
-            shuffle = bound.arg("shuffle")
+            shuffle, certain = shuffle_given(ctx, call.scope, call.node, bound)
             for option in ("sampler", "batch_sampler"):
                 value = bound.get(option)
                 if value is None:
@@ -41,8 +41,8 @@ class ShuffleWithSampler(Rule):
                 state = nullness(facts, call.scope, value)
                 if state is Nullness.NONE:
                     continue
-                if shuffle is not None and literal_bool(shuffle.value) is True:
-                    self._shuffle(ctx, call.node, shuffle, option, value, state)
+                if shuffle is not None and (certain or state is Nullness.NEVER):
+                    self._shuffle(ctx, call.node, shuffle, option, value, state, certain)
                     break
             batch_sampler = bound.get("batch_sampler")
             if batch_sampler is not None and nullness(facts, call.scope, batch_sampler) is not Nullness.NONE:
@@ -56,18 +56,24 @@ class ShuffleWithSampler(Rule):
         option: str,
         value: cst.BaseExpression,
         state: Nullness,
+        certain: bool,
     ) -> None:
         spelled = ctx.facts.code(value)
         when = "" if state is Nullness.NEVER else f" whenever `{spelled}` is not None"
+        given = _spelled_shuffle(ctx, shuffle)
+        if not certain:
+            when = f" whenever `{ctx.facts.code(shuffle.value)}` is true (a setting that may well be)"
         message = (
-            f"`DataLoader` is given `shuffle=True` and `{option}={spelled}`: it raises "
+            f"`DataLoader` is given {given} and `{option}={spelled}`: it raises "
             f"`ValueError: {_EXCLUSIVE[option]}` at construction{when}"
         )
         help = "the sampler decides the order (`DistributedSampler` shuffles by default)"
         fix = None
-        if state is Nullness.NEVER:
+        if not certain or shuffle.star:
+            help += "; pass no `shuffle` when there is a sampler"
+        elif state is Nullness.NEVER:
             if shuffle.keyword is not None:
-                fix = ctx.fix("Remove `shuffle=True`", ctx.remove_arg(call, shuffle))
+                fix = ctx.fix(f"Remove {given}", ctx.remove_arg(call, shuffle))
             else:  # positional: removing it would shift the sampler into its place
                 fix = ctx.fix("Pass `False` for `shuffle`", ctx.replace(shuffle.value, "False"))
             help += "; " + fix.message[0].lower() + fix.message[1:]
@@ -105,3 +111,56 @@ class ShuffleWithSampler(Rule):
                 f"`ValueError: {_EXCLUSIVE['batch_sampler']}` at construction{when}",
                 help=f"set `{option}` on the batch sampler itself and remove it here",
             )
+
+
+def shuffle_given(
+    ctx: Context, scope: Scope, call: cst.Call, bound: BoundArgs
+) -> tuple[cst.Arg | None, bool]:
+    """The argument that passes `shuffle`, and whether it is surely true: the literal, a name
+    only ever bound to it, or `**kwargs` built with `shuffle=True`. A setting read from a
+    configuration (`opt["shuffle"]`, `args.shuffle`) may be true: returned, not sure."""
+    arg = bound.arg("shuffle")
+    if arg is not None:
+        value = arg.value
+        if literal_bool(value) is True:
+            return arg, True
+        name = dotted_name(value)
+        if isinstance(value, cst.Name) and name is not None:
+            values = bound_values(ctx.facts, scope, name)
+            if values and all(literal_bool(v) is True for v in values):
+                return arg, True
+        if isinstance(value, cst.Subscript) or (isinstance(value, cst.Attribute) and name is not None):
+            return arg, False
+        return None, False
+    for star in (a for a in call.args if a.star == "**"):
+        name = dotted_name(star.value)
+        built = (bound_values(ctx.facts, scope, name) or []) if name is not None else []
+        if any(_builds_shuffle_true(value) for value in built):
+            return star, True
+    return None, False
+
+
+def _builds_shuffle_true(node: cst.BaseExpression) -> bool:
+    """`{"shuffle": True, ...}` or `dict(shuffle=True, ...)`."""
+    if isinstance(node, cst.Dict):
+        return any(
+            isinstance(e, cst.DictElement)
+            and isinstance(e.key, cst.SimpleString)
+            and e.key.evaluated_value == "shuffle"
+            and literal_bool(e.value) is True
+            for e in node.elements
+        )
+    if isinstance(node, cst.Call) and dotted_name(node.func) == "dict":
+        return any(
+            a.keyword is not None and a.keyword.value == "shuffle" and literal_bool(a.value) is True
+            for a in node.args
+        )
+    return False
+
+
+def _spelled_shuffle(ctx: Context, arg: cst.Arg) -> str:
+    if arg.star:
+        return f"`shuffle=True` through `**{ctx.facts.code(arg.value)}`"
+    if literal_bool(arg.value) is True:
+        return "`shuffle=True`"
+    return f"`shuffle={ctx.facts.code(arg.value)}`"
