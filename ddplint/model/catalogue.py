@@ -374,6 +374,7 @@ class Role(Enum):
     DATA = "data"  # returns what differs per rank by data or timing
     WORLD_SIZE = "world size"  # the number of ranks: at least 2 in a run that can hang
     DISTRIBUTED = "distributed"  # whether the run is distributed: true in a run that can hang
+    SHARD = "shard"  # returns this rank's share of the data, without padding
     WRAPPER = "wrapper"  # wraps a model for data parallelism: built with a collective, and so is each call
     ENGINE = "engine"  # returns an object whose methods (METHODS[tag]) include collectives
 
@@ -436,6 +437,12 @@ FUNCTIONS: dict[str, LibraryCall] = {
     # engine first
     "deepspeed.initialize": LibraryCall(Role.ENGINE, "returns the engine first", tag="deepspeed-init"),
     "accelerate.Accelerator": LibraryCall(Role.ENGINE, "accelerate's Accelerator", tag="accelerator"),
+    # datasets/distributed.py and iterable_dataset.py (5.0): a map-style dataset in contiguous
+    # blocks that differ by one; an iterable one by whole shards when n_shards % world_size == 0
+    # (ranks differ by any amount), else every world_size-th example (they differ by one)
+    "datasets.distributed.split_dataset_by_node": LibraryCall(
+        Role.SHARD, "splits by node without padding: whole files (or every world_size-th example) per rank"
+    ),
     # deepspeed/runtime/zero/partition_parameters.py: all-gathers ZeRO-3 partitions on entry
     "deepspeed.zero.GatheredParameters": LibraryCall(Role.COLLECTIVE, "ZeRO-3: all_gather of partitions"),
 }

@@ -809,6 +809,8 @@ class Simulator:
             return Val(Kind.OBJECT, tag=library.tag)
         if role is Role.WORLD_SIZE:
             return WORLD_SIZE
+        if role is Role.SHARD:
+            return replace(combine(args), shard=(self.facts, node))
         if role is Role.DISTRIBUTED:
             return const(True)
         return UNIFORM
