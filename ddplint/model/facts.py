@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ddplint.model.catalogue import BUILT_DEVICE_STRING, RANK_WORDS
-from ddplint.model.names import ImportMap, dotted_name
+from ddplint.model.names import ImportMap, dotted_name, looks_like_data
 from ddplint.model.signatures import SIGNATURES, BoundArgs, bind
 from ddplint.syntax.lazycst import cst
 from ddplint.syntax.source import Source
@@ -83,6 +83,8 @@ class Scope:
     # Names read in this scope that can carry a rank (`rank`, `is_main_process`, `environ`):
     # a function without any, calling no function with any, cannot return a rank-derived value.
     rank_names: set[str] | frozenset[str] = field(default_factory=set)
+    # Iterates something that reads as per-rank data, or reads gradients: its result may diverge.
+    reads_data: bool = False
 
     def values_of(self, dotted: str) -> list[cst.BaseExpression]:
         """Every value assigned to `dotted` in this scope, then in enclosing ones."""
@@ -488,6 +490,7 @@ class _Walker:
             elif target is not None:
                 self.scope.assignments.setdefault(target, []).append(node.iter)
             loop = Loop(node, self.scope, self.loop, target, node.iter)
+            self.scope.reads_data |= looks_like_data(node.iter)
         else:
             self.expr(node.test)
             loop = Loop(node, self.scope, self.loop, None, None)
@@ -519,6 +522,10 @@ class _Walker:
                 continue  # no children
             elif kind is cst.Attribute and current.attr.value in RANK_WORDS:
                 self.scope.rank_names.add(current.attr.value)
+            elif (kind is cst.Attribute and current.attr.value == "grad") or (
+                kind is cst.CompFor and looks_like_data(current.iter)
+            ):
+                self.scope.reads_data = True
             elif kind is cst.IfExp and current_target is not None:
                 stack.append((current.orelse, current_target))
                 stack.append((current.test, None))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ddplint.model.catalogue import DATA_ITERABLE_WORDS
 from ddplint.syntax.lazycst import cst
 
 # Private module paths that re-export under a public name; a qualified name is rewritten to the
@@ -137,3 +138,12 @@ class ImportMap:
 
     def imports_of(self, prefix: str) -> bool:
         return any(v == prefix or v.startswith(prefix + ".") for v in self.aliases.values())
+
+
+def looks_like_data(node: cst.BaseExpression) -> bool:
+    """A name that reads as a source of per-rank data: `loader`, `val_dataset`, `batches`."""
+    name = dotted_name(node)
+    if name is None:
+        return False
+    last = name.rsplit(".", 1)[-1].lower()
+    return any(word in last for word in DATA_ITERABLE_WORDS)

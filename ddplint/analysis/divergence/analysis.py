@@ -117,7 +117,7 @@ class Analysis:
             return known
         self._flags[key] = (False, False, False)  # a cycle contributes nothing new
         reach = calls_param = False
-        special = bool(scope.rank_names)
+        special = bool(scope.rank_names) or scope.reads_data
         params = set(scope.params)
         for call in scope.calls:
             if not reach and self._direct_collective(facts, scope, call):

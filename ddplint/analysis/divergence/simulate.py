@@ -44,7 +44,7 @@ from ddplint.analysis.divergence.seq import (
 )
 from ddplint.model import catalogue as cat
 from ddplint.model.catalogue import LibraryCall, Role
-from ddplint.model.names import dotted_name
+from ddplint.model.names import dotted_name, looks_like_data
 from ddplint.syntax.lazycst import cst
 
 if TYPE_CHECKING:
@@ -223,9 +223,10 @@ class Simulator:
                 self.assign(node.target, self.eval(node.value), node.value)
         elif isinstance(node, cst.AugAssign):
             value = self.eval(node.value)
-            name = dotted_name(node.target)
+            target = node.target.value if isinstance(node.target, cst.Subscript) else node.target
+            name = dotted_name(target)  # `loss[0] += out.item()` changes `loss`
             if name is not None:
-                self.env[name] = combine([self.lookup(node.target), value])
+                self.env[name] = combine([self.lookup(target), value])
         elif isinstance(node, cst.Return):
             value = self.eval(node.value) if node.value is not None else NONE
             for cond in self.path:
@@ -403,7 +404,7 @@ class Simulator:
                 break
             inner = inner.args[0].value
         item = iterable
-        if _looks_like_data(inner) or self.analysis.is_loader(self.facts, self.scope, inner):
+        if looks_like_data(inner) or self.analysis.is_loader(self.facts, self.scope, inner):
             item = data(self._origin(inner, "items of `{}`"))
         self.assign(target, item, iter_node)
 
@@ -579,6 +580,9 @@ class Simulator:
         distributed = _distributed_name(attr)
         if distributed is not None:
             return distributed
+        if attr == "grad":
+            # Whether a parameter got a gradient, and its value, follow this rank's batch.
+            return data(self._origin(node))
         if attr == "module" and base.tag in WRAPPED:
             return Val(Kind.OBJECT)
         if name is not None and name in self.env:
@@ -706,7 +710,7 @@ class Simulator:
                 if isinstance(source, cst.Call) and _call_name(source) == "iter" and source.args
                 else source
             )
-            if _looks_like_data(inner) or self.analysis.is_loader(self.facts, self.scope, inner):
+            if looks_like_data(inner) or self.analysis.is_loader(self.facts, self.scope, inner):
                 return data(self._origin(node))
             return combine(args)
         if (
@@ -1038,14 +1042,6 @@ def _distributed_name(name: str) -> Val | None:
     if name in cat.DISTRIBUTED_NAMES:
         return const(True)
     return None
-
-
-def _looks_like_data(node: cst.BaseExpression) -> bool:
-    name = dotted_name(node)
-    if name is None:
-        return False
-    last = name.rsplit(".", 1)[-1].lower()
-    return any(word in last for word in cat.DATA_ITERABLE_WORDS)
 
 
 def _method_name(node: cst.BaseExpression) -> str | None:
