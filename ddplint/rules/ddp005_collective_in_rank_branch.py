@@ -113,10 +113,11 @@ def describe(finding: Finding) -> tuple[str, str]:
             message += " forever"
     else:
         exit_item = finding.exits[0] if finding.exits else None
+        they = "it leaves" if others == "rank 0" else "they leave"
         left = (
-            f"they leave early at {where(exit_item.facts, exit_item.node)} (`{exit_item.guard.text}`)"
+            f"{they} early at {where(exit_item.facts, exit_item.node)} (`{exit_item.guard.text}`)"
             if exit_item is not None and exit_item.guard is not None
-            else "they leave early"
+            else f"{they} early"
         )
         message = (
             f"{what} is never reached by {others}{ddp}: {left}; {who} "
@@ -164,7 +165,7 @@ def _hoist(ctx: Context, op: Op):
     if not isinstance(body, cst.IndentedBlock):
         return None
     first, last = body.body[0], body.body[-1]
-    if not _arguments_defined_before(op.site, body, statement):
+    if not _arguments_defined_before(op.site, body, statement) or _leaves_early(body, statement):
         return None
     source = facts.source
     start, end = _line_span(source.text, *facts.span(statement))
@@ -190,6 +191,19 @@ def _hoist(ctx: Context, op: Op):
             Edit(branch_start, branch_start, f"{code}{source.newline}{indent}"),
         )
     return None
+
+
+def _leaves_early(body: cst.IndentedBlock, statement: cst.CSTNode) -> bool:
+    """Another statement of the branch may `return`, `continue` or `break`: moved out of the
+    branch, the collective would still be skipped on that path."""
+    stack = [s for s in body.body if s is not statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Return, cst.Continue, cst.Break)):
+            return True
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(node.children)
+    return False
 
 
 def _line_span(text: str, start: int, end: int) -> tuple[int, int]:

@@ -460,7 +460,12 @@ class Analysis:
                 continue  # one side ends the job: fail-fast, not a hang
             left_ops = [x for x in left if isinstance(x, Op)]
             right_ops = [x for x in right if isinstance(x, Op)]
-            if (not left_ops and not right_ops) or {op.name for op in left_ops + right_ops} <= settled:
+            if not left_ops and not right_ops:
+                stopped = _rank_stop(a, b, i1, j1, left, right)
+                if stopped is not None:
+                    findings.append(stopped)
+                continue
+            if {op.name for op in left_ops + right_ops} <= settled:
                 continue
             first = (left_ops or right_ops)[0]
             explained = exits_other if left_ops else exits_zero
@@ -524,6 +529,46 @@ class Analysis:
             Finding(Cause.RANK, "rank-only", ops[0].facts, ops[0].site, ops, only_rank_zero=bool(left_ops))
             for ops in by_site.values()
         ]
+
+
+def _rank_stop(a, b, i: int, j: int, left: list, right: list) -> Finding | None:
+    """A `break` or `return` that one rank class takes under a rank test, inside a loop that
+    runs collectives: it stops running them while the other ranks go on."""
+    stops = [
+        x
+        for x in left + right
+        if isinstance(x, Exit) and x.guard is not None and x.kind in ("break", "return")
+    ]
+    if not stops:
+        return None
+    zero_stops = stops[0] in left
+    ops = _loop_ops(b, j) if zero_stops else _loop_ops(a, i)
+    if not ops:
+        return None
+    finding = Finding(
+        Cause.RANK, "rank-only", ops[0].facts, ops[0].site, ops[:1], only_rank_zero=not zero_stops
+    )
+    finding.exits = stops
+    return finding
+
+
+def _loop_ops(tokens: list, index: int) -> list[Op]:
+    """The collectives of the innermost loop around position `index` of linearized tokens."""
+    depth, start = 0, None
+    for k in range(index - 1, -1, -1):
+        key = tokens[k].key
+        if isinstance(key, tuple) and key[0] in (")", "]"):
+            depth += 1
+        elif isinstance(key, tuple) and key[0] in ("(", "["):
+            if depth == 0 and key[0] == "[":
+                start = k
+                break
+            depth = max(0, depth - 1)
+    if start is None:
+        return []
+    closing = ("]", tokens[start].key[1])
+    end = next((k for k in range(start + 1, len(tokens)) if tokens[k].key == closing), len(tokens))
+    return [t.item for t in tokens[start + 1 : end] if isinstance(t.item, Op) and t.item.param is None]
 
 
 def _within(facts: ModuleFacts, scope: Scope, node: cst.CSTNode) -> bool:

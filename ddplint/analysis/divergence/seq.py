@@ -159,7 +159,10 @@ def matters(item) -> bool:
     if isinstance(item, Choice):
         return item.exits or any(has_ops(arm, count_params=True) or _has_exit(arm) for arm in item.arms)
     if isinstance(item, Loop):
-        return has_ops(item.body, count_params=True)
+        # A loop that one rank class leaves under a rank test changes what follows it too.
+        return has_ops(item.body, count_params=True) or any(
+            isinstance(x, Exit) and x.guard is not None for x in walk(item.body)
+        )
     return True
 
 
@@ -250,7 +253,14 @@ class Linearizer:
         if self.shared is None or id(item.node) in self.shared or item.cond.divergent:
             return None
         for index, arm in enumerate(item.arms):
-            if arm and isinstance(arm[-1], Exit) and arm[-1].terminal and not has_ops(arm, count_params=True):
+            last = arm[-1] if arm else None
+            # An exit under a rank test (`if rank == 0: if skip: continue`) is no error path.
+            if (
+                isinstance(last, Exit)
+                and last.terminal
+                and last.guard is None
+                and not has_ops(arm, count_params=True)
+            ):
                 return index
         return None
 
