@@ -81,6 +81,17 @@ def rank0_stuck_in_evaluation(outcome: Outcome) -> None:
     assert "epoch 0 accuracy" in rank0.stdout, f"rank 0 never finished an evaluation: {outcome.summary}"
 
 
+def rank0_stuck_in_buffer_broadcast(outcome: Outcome) -> None:
+    """DDP005 through a model passed to another module: rank 0 waits in the wrapper's buffer
+    broadcast, called from the helper module that the other ranks returned from at once."""
+    outcome.assert_diverged()
+    rank0 = outcome.ranks[0]
+    assert rank0.timed_out or rank0.peer_left, outcome.summary
+    assert "in _sync_buffers" in rank0.stderr, (
+        f"rank 0 did not wait in the buffer broadcast: {outcome.summary}"
+    )
+
+
 @dataclass(frozen=True)
 class Case:
     code: str
@@ -96,6 +107,8 @@ class Case:
     # A known false negative of the rule: its proof through ddplint must fail until the rule
     # reports the script (the test is a strict xfail, so it turns red once the gap closes).
     known_miss: str | None = None
+    # Modules of the script's program beside it in scripts/, copied with it for the fix.
+    helpers: tuple[str, ...] = ()
 
     @property
     def autofix_is_run(self) -> bool:
@@ -180,6 +193,20 @@ CASES = [
         "rank 0 waits in the all-reduce alone",
         falls_out_of_step,
         autofix=False,
+    ),
+    Case(
+        "DDP005",
+        "ddp005_model_in_attribute.py",
+        "rank 0 broadcasts buffers alone in the DDP call held in an attribute; it waits forever",
+        rank0_stuck_in_evaluation,
+        autofix=False,
+    ),
+    Case(
+        "DDP005",
+        "ddp005_model_to_helper_module.py",
+        "rank 0 broadcasts buffers alone in the DDP call made in another module; it waits forever",
+        rank0_stuck_in_buffer_broadcast,
+        helpers=("e2e_evaluation.py",),
     ),
     Case(
         "DDP009",

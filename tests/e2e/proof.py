@@ -46,6 +46,8 @@ def copy_script(source: Path, folder: Path) -> Path:
 def autofix(case: Case, folder: Path) -> Path:
     """Copy the bad script, check the rule finds it, fix it with --unsafe-fixes, check it is gone."""
     copy = copy_script(case.path, folder)
+    for helper in case.helpers:
+        copy_script(case.path.with_name(helper), folder)
     before = copy.read_text(encoding="utf-8")
     found = [f for f in findings(copy) if f["code"] == case.code]
     assert found, f"{case.code} does not report {case.script}"

@@ -692,7 +692,10 @@ class Simulator:
         receiver: Val | None = None
         if isinstance(func, cst.Attribute):
             receiver = self.eval(func.value)
+        # What is called, when it is a name or an attribute (`model(x)`, `self.model(x)`).
         callee_value = self.lookup(func) if isinstance(func, cst.Name) else None
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
+            callee_value = self.lookup(func)
         args = [self.eval(arg.value) for arg in node.args]
         dotted = dotted_name(func)
         qualified = self.facts.imports.resolve_dotted(dotted) if dotted else None
