@@ -144,6 +144,8 @@ class MissingSetEpoch(Rule):
         for loop in scope.loops:
             if loop.iter is None or not _iterates(loop.iter, names, facts, scope):
                 continue
+            if not _trains(ctx, facts, scope, loop):
+                continue  # an evaluation loop: the order of its samples changes no result
             epoch = _EpochLoop(facts, scope, loop.parent, names) if loop.parent else outer
             if epoch is not None and not _sets_epoch(ctx, epoch):
                 found.append(epoch)
@@ -273,6 +275,40 @@ def _iterates(
             expr.orelse, names, facts, scope, depth + 1
         )
     return False
+
+
+def _trains(ctx: Context, facts: ModuleFacts, scope: Scope, loop: Loop, depth: int = 0) -> bool:
+    """The loop's body takes a training step (`loss.backward()`, `optimizer.step()`), directly
+    or in a function it calls; a generator's loop feeds whoever draws from it."""
+    if scope.is_generator:
+        return True
+    for call in scope.calls:
+        if call.loop is None or not loop.encloses(call.loop):
+            continue
+        if _training_step(call):
+            return True
+        target = ctx.project.resolve_call(facts, call) if depth < 3 else None
+        if target is not None and _steps(ctx, *target, depth + 1):
+            return True
+    return False
+
+
+def _steps(ctx: Context, facts: ModuleFacts, scope: Scope, depth: int) -> bool:
+    """The function takes a training step anywhere, directly or in a function it calls."""
+    for call in scope.calls:
+        if _training_step(call):
+            return True
+        target = ctx.project.resolve_call(facts, call) if depth < 3 else None
+        if target is not None and _steps(ctx, *target, depth + 1):
+            return True
+    return False
+
+
+def _training_step(call: CallSite) -> bool:
+    """`loss.backward()`, `model(x).sum().backward()`, `optimizer.step()`, `train_step(batch)`."""
+    func = call.node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else (dotted_name(func) or "")
+    return name in ("backward", "step", "training_step") or ("train" in name and "step" in name)
 
 
 def _stored_on_self(scope: Scope, names: _Names) -> _Names:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 
 from ddplint.analysis.divergence import sharding
-from ddplint.analysis.divergence.domain import Kind, Val
+from ddplint.analysis.divergence.domain import Kind, Val, const
 from ddplint.analysis.divergence.labels import timeline
 from ddplint.analysis.divergence.results import Cause, Finding, Summary
 from ddplint.analysis.divergence.seq import (
@@ -710,6 +710,9 @@ def _arg_key(value: Val | None):
         return ("rank", value.kind, value.const if isinstance(value.const, (int, bool)) else None)
     if value.kind is Kind.DATA:
         return ("data",)
+    if value.kind is Kind.CONST and type(value.const) in (bool, int, type(None), str):
+        # A constant the caller passes decides the callee's tests (`create_loader(rank=-1)`).
+        return ("const", type(value.const).__name__, value.const)
     return None
 
 
@@ -724,6 +727,8 @@ def _context_value(value: Val | None) -> Val | None:
         return Val(Kind.OBJECT, shard=value.shard)
     if key[0] == "data":
         return Val(Kind.DATA, origin=value.origin)
+    if key[0] == "const":
+        return const(value.const)
     return Val(value.kind, value.const, rank=True, origin=value.origin)
 
 

@@ -254,11 +254,12 @@ class Linearizer:
             return None
         for index, arm in enumerate(item.arms):
             last = arm[-1] if arm else None
-            # An exit under a rank test (`if rank == 0: if skip: continue`) is no error path.
+            # A loop left under a rank test (`if rank == 0: if done: break`) is no error path;
+            # a `return` is one, even on one rank (`if is_master: if exists: return -1`).
             if (
                 isinstance(last, Exit)
                 and last.terminal
-                and last.guard is None
+                and (last.guard is None or last.kind == "return")
                 and not has_ops(arm, count_params=True)
             ):
                 return index

@@ -925,6 +925,9 @@ class Simulator:
             elif position < len(params):
                 bound[position], arg_nodes[position] = value, arg.value
                 position += 1
+        for index, default in _literal_defaults(callee_scope.node).items():
+            if bound[index] is None and arg_nodes[index] is None:
+                bound[index] = default  # not passed: the default decides (`rank=-1`)
         shard = self.analysis.shard_of(callee_facts, callee_scope)
         if shard is not None:
             return Val(Kind.OBJECT, shard=shard)  # iterating it yields this rank's share only
@@ -998,6 +1001,24 @@ class Simulator:
         facts, scope = self.facts, self.scope
         label = template.format(self._text(node))
         return OriginLabel(label, facts.path.name, node, lambda: facts.line_in(node, scope))
+
+
+def _literal_defaults(node: cst.CSTNode) -> dict[int, Val]:
+    """Parameters whose default is a literal constant (`rank=-1`), by position."""
+    params = getattr(node, "params", None)
+    if params is None:
+        return {}
+    found = {}
+    for index, param in enumerate((*params.posonly_params, *params.params)):
+        value = param.default
+        if isinstance(value, cst.Integer):
+            found[index] = const(int(value.value.replace("_", ""), 0))
+        elif isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+            if isinstance(value.expression, cst.Integer):
+                found[index] = const(-int(value.expression.value.replace("_", ""), 0))
+        elif isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+            found[index] = const({"True": True, "False": False, "None": None}[value.value])
+    return found
 
 
 def _main_process_decorator(node: cst.CSTNode) -> cst.BaseExpression | None:
