@@ -375,6 +375,7 @@ class Role(Enum):
     WORLD_SIZE = "world size"  # the number of ranks: at least 2 in a run that can hang
     DISTRIBUTED = "distributed"  # whether the run is distributed: true in a run that can hang
     SHARD = "shard"  # returns this rank's share of the data, without padding
+    SAME = "same"  # returns its first argument, wrapped: calls of it still run the argument's forward
     WRAPPER = "wrapper"  # wraps a model for data parallelism: built with a collective, and so is each call
     ENGINE = "engine"  # returns an object whose methods (METHODS[tag]) include collectives
 
@@ -437,6 +438,8 @@ FUNCTIONS: dict[str, LibraryCall] = {
     # engine first
     "deepspeed.initialize": LibraryCall(Role.ENGINE, "returns the engine first", tag="deepspeed-init"),
     "accelerate.Accelerator": LibraryCall(Role.ENGINE, "accelerate's Accelerator", tag="accelerator"),
+    # torch/__init__.py (2.13): an OptimizedModule whose forward calls the module it was given
+    "torch.compile": LibraryCall(Role.SAME, "compiles the module; its calls run the module's forward"),
     # datasets/distributed.py and iterable_dataset.py (5.0): a map-style dataset in contiguous
     # blocks that differ by one; an iterable one by whole shards when n_shards % world_size == 0
     # (ranks differ by any amount), else every world_size-th example (they differ by one)

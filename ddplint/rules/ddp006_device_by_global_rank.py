@@ -25,6 +25,7 @@ from ddplint.diagnostics import Applicability
 from ddplint.model.catalogue import DDP_WRAPPERS
 from ddplint.model.expressions import bound_values
 from ddplint.model.facts import ModuleFacts, Scope, child_nodes
+from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context, Rule
 from ddplint.syntax.lazycst import cst
 
@@ -78,6 +79,17 @@ class DeviceByGlobalRank(Rule):
         ctx.report(node, message, fix=fix, help=help)
 
 
+def _accelerator_set_device(facts: ModuleFacts, node: cst.Call) -> bool:
+    """DeepSpeed's `get_accelerator().set_device(i)` (accelerator/cuda_accelerator.py, 0.16.5:
+    torch.cuda.set_device underneath)."""
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "set_device"):
+        return False
+    inner = func.value
+    name = dotted_name(inner.func) if isinstance(inner, cst.Call) else None
+    return name is not None and facts.imports.resolve_dotted(name) == "deepspeed.accelerator.get_accelerator"
+
+
 def _sinks(facts: ModuleFacts):
     """(scope, description, expression used as a device ordinal) for every device choice; the
     description is a function, called only for the few that are reported."""
@@ -85,7 +97,7 @@ def _sinks(facts: ModuleFacts):
         node = call.node
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         name = call.name or ""
-        if name in SET_DEVICE and positional:
+        if (name in SET_DEVICE or _accelerator_set_device(facts, node)) and positional:
             yield (
                 call.scope,
                 _spelled(facts, f"`{name.rsplit('.', 1)[-1]}({{}})`", positional[0]),
@@ -110,7 +122,7 @@ def _sinks(facts: ModuleFacts):
             keyword = arg.keyword.value
             if (
                 keyword == "device_ids"
-                and name in DDP_WRAPPERS
+                and (name in DDP_WRAPPERS or name == "torch.distributed.barrier")
                 and isinstance(arg.value, (cst.List, cst.Tuple))
             ):
                 for element in arg.value.elements:

@@ -8,6 +8,7 @@ on that file and the summaries of what it calls.
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import Kind, Val, const
@@ -412,11 +413,13 @@ class Analysis:
         no_args = tuple(None for _ in scope.params)
         zero = self.summary(facts, scope, True, no_args, world)
         other = self.summary(facts, scope, False, no_args, world)
-        if not (zero.complete and other.complete):
-            return []  # part of it could not be summarised: comparing would invent differences
-        findings = self._compare(facts, scope, zero.seq, other.seq)
+        # Part of it could not be summarised: comparing the sequences would invent differences,
+        # but a loop over unevenly split data, or a collective in a split barrier, is still one.
+        complete = zero.complete and other.complete
+        findings = self._compare(facts, scope, zero.seq, other.seq) if complete else []
         for summary in (zero, other):
-            findings.extend(_divergent_choices(summary.seq))
+            if complete:
+                findings.extend(_divergent_choices(summary.seq))
             for (shard_facts, shard_node), loop, ops in summary.shard_findings:
                 findings.append(
                     Finding(
@@ -484,6 +487,11 @@ class Analysis:
                     if isinstance(x, Exit) and x.guard is not None
                 ]
                 findings.append(finding)
+        if not findings:
+            extra = _extra_guarded_op(a, b)
+            if extra is not None:
+                extra.notes = timeline(a, b, len(a), len(b))
+                findings.append(extra)
         return findings
 
     @staticmethod
@@ -529,6 +537,25 @@ class Analysis:
             Finding(Cause.RANK, "rank-only", ops[0].facts, ops[0].site, ops, only_rank_zero=bool(left_ops))
             for ops in by_site.values()
         ]
+
+
+def _extra_guarded_op(a: list, b: list) -> Finding | None:
+    """One class runs a collective more often than the other, and the alignment matched the
+    rank-guarded call with an unguarded one (`if rank == 0: barrier()` then `barrier()` on
+    every rank): the guarded one is the extra call."""
+    counts_a = Counter(t.key for t in a if isinstance(t.item, Op))
+    counts_b = Counter(t.key for t in b if isinstance(t.item, Op))
+    for tokens, counts, others, zero in ((a, counts_a, counts_b, True), (b, counts_b, counts_a, False)):
+        for token in tokens:
+            op = token.item
+            if (
+                isinstance(op, Op)
+                and counts[token.key] > others[token.key]
+                and op.guard is not None
+                and op.guard.decided
+            ):
+                return Finding(Cause.RANK, "rank-only", op.facts, op.site, [op], only_rank_zero=zero)
+    return None
 
 
 def _rank_stop(a, b, i: int, j: int, left: list, right: list) -> Finding | None:

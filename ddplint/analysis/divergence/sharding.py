@@ -24,6 +24,8 @@ SPLIT_CALLS = frozenset(
     }
 )
 ISLICE = frozenset({"itertools.islice"})
+# `range(rank, n, world_size)`: indices from the rank, by the world size.
+STRIDED_RANGES = frozenset({"range", "numpy.arange", "torch.arange"})
 # Words that mark the rank in a split (`self.rank`, `rank`, `process_index`).
 SPLIT_RANK_WORDS = cat.RANK_NAMES | {"process_index", "worker_rank", "get_rank"}
 

@@ -722,6 +722,14 @@ class Simulator:
             and sharding.mentions_rank(node.args[1].value)
         ):
             return replace(combine(args), shard=(self.facts, node))
+        if (
+            qualified in sharding.STRIDED_RANGES
+            and len(node.args) >= 3
+            and sharding.mentions_rank(node.args[0].value)
+            and not sharding.padded(self.facts, self.scope)
+        ):
+            # `range(rank, len(dataset), world_size)`: every world_size-th index, unpadded.
+            return replace(combine(args), shard=(self.facts, node))
         if qualified in ("int", "bool", "float", "str") and len(args) == 1:
             return _convert(qualified, args[0])
         if qualified == "os.environ.get" or qualified == "os.getenv":
@@ -816,6 +824,8 @@ class Simulator:
             return Val(Kind.OBJECT, tag=library.tag)
         if role is Role.WORLD_SIZE:
             return WORLD_SIZE
+        if role is Role.SAME and args:
+            return args[0]
         if role is Role.SHARD:
             return replace(combine(args), shard=(self.facts, node))
         if role is Role.DISTRIBUTED:
@@ -935,7 +945,8 @@ class Simulator:
         if not (reach or special or (calls_param and any(v is not None and v.tag in WRAPPED for v in bound))):
             # Nothing in there can run a collective or produce a rank: the result follows the inputs.
             if callee_scope.node.name.value == "__init__":
-                return Val(Kind.OBJECT)  # an instance of a project class
+                # An instance of a project class; a sampler or loader over a shard is one too.
+                return Val(Kind.OBJECT, shard=first_shard([v for v in bound if v is not None]))
             return combine([v for v in bound if v is not None])
         summary = self.analysis.summary(callee_facts, callee_scope, self.rank_zero, tuple(bound), self.world)
         name = callee_scope.name
