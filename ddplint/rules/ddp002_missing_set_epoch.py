@@ -80,6 +80,8 @@ class _EpochLoop:
     scope: Scope
     loop: Loop
     names: _Names
+    # `iter(loader)` made again inside this loop whenever it runs out: each one is a new pass.
+    remade_at: cst.Call | None = None
 
 
 class MissingSetEpoch(Rule):
@@ -92,7 +94,7 @@ class MissingSetEpoch(Rule):
     def check(self, ctx: Context) -> None:
         facts = ctx.facts
         for call in facts.all_calls():
-            if call.name != SAMPLER or not _shuffles(call):
+            if not _builds_sampler(facts, call) or not _shuffles(call):
                 continue
             own = _Names.of(
                 {SAMPLER_ROLE: {call.target} if call.target else set()}, {SAMPLER_ROLE: {call.node}}
@@ -149,6 +151,13 @@ class MissingSetEpoch(Rule):
             epoch = _EpochLoop(facts, scope, loop.parent, names) if loop.parent else outer
             if epoch is not None and not _sets_epoch(ctx, epoch):
                 found.append(epoch)
+        # `it = iter(loader)` made again in a step loop when exhausted: each is a pass over the data.
+        for call in scope.calls:
+            remade = call.name == "iter" and call.loop is not None and call.node.args
+            if remade and _iterates(call.node.args[0].value, names, facts, scope):
+                epoch = _EpochLoop(facts, scope, call.loop, names, remade_at=call.node)
+                if _trains(ctx, facts, scope, call.loop) and not _sets_epoch(ctx, epoch):
+                    found.append(epoch)
         for call in scope.calls:
             target = ctx.project.resolve_call(facts, call)
             if target is None:
@@ -171,13 +180,18 @@ class MissingSetEpoch(Rule):
         facts = ctx.facts
         spelled = f"`{sampler.target}` " if sampler.target else ""
         where = f"{epoch.facts.path.name}:{epoch.facts.line_of(epoch.loop.node)}"
+        loop = f"epoch loop ({where})"
+        if epoch.remade_at is not None:
+            remade = f"{epoch.facts.path.name}:{epoch.facts.line_of(epoch.remade_at)}"
+            loop = f"loop that makes the loader's iterator again when it runs out ({remade})"
         message = (
             f"`DistributedSampler` {spelled}shuffles, but nothing calls `set_epoch` in the "
-            f"epoch loop ({where}): every epoch repeats the same permutation (ranks still agree "
+            f"{loop}: every epoch repeats the same permutation (ranks still agree "
             f"with each other; the model sees one fixed order)"
         )
         fix = None
-        statement = _epoch_fix_target(epoch)
+        # Where the iterator is made again, the epoch to pass is the project's to count.
+        statement = _epoch_fix_target(epoch) if epoch.remade_at is None else None
         if statement is not None and epoch.facts is facts:
             call = _set_epoch_call(epoch, guard=_guard(facts, sampler))
             if call is not None:
@@ -188,6 +202,21 @@ class MissingSetEpoch(Rule):
             fix=fix,
             help="call `sampler.set_epoch(epoch)` at the start of every epoch",
         )
+
+
+def _builds_sampler(facts: ModuleFacts, call: CallSite) -> bool:
+    """`DistributedSampler(...)`, or a call of a name bound to the class (`sampler_cls =
+    RandomSampler if args.local_rank == -1 else DistributedSampler`, then `sampler_cls(ds)`)."""
+    if call.name == SAMPLER:
+        return True
+    func = call.node.func
+    if not isinstance(func, cst.Name):
+        return False
+    for value in bound_values(facts, call.scope, func.value) or []:
+        arms = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        if any(facts.qualname(arm) == SAMPLER for arm in arms):
+            return True
+    return False
 
 
 def _shuffles(call: CallSite) -> bool:
