@@ -24,7 +24,7 @@ def main(ds):
     loader = DataLoader(ds, batch_size=2, shuffle=True, sampler=sampler)
     for epoch in range(3):
         for batch in loader:
-            pass
+            batch.sum().backward()
 """
 
 BAD_FIXED = """\
@@ -37,7 +37,7 @@ def main(ds):
     for epoch in range(3):
         sampler.set_epoch(epoch)
         for batch in loader:
-            pass
+            batch.sum().backward()
 """
 
 # A finding without a fix next to one with a fix.
@@ -111,7 +111,7 @@ HUNK = "".join(
         "     for epoch in range(3):",
         "+        sampler.set_epoch(epoch)",
         "         for batch in loader:",
-        "             pass",
+        "             batch.sum().backward()",
     )
 )
 

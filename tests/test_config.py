@@ -20,7 +20,7 @@ def main(ds):
     loader = DataLoader(ds, batch_size=2, shuffle=True, sampler=sampler)
     for epoch in range(3):
         for batch in loader:
-            pass
+            batch.sum().backward()
 """
 
 
