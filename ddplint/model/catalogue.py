@@ -396,6 +396,15 @@ ACCELERATE_TYPE = {
 }
 # accelerate's DistributedType members that name one of ours (the MULTI_* ones are DDP).
 LAUNCH_NAMES = {"FSDP": "FSDP", "DEEPSPEED": "DEEPSPEED", "MEGATRON_LM": "MEGATRON_LM", "XLA": "XLA"}
+# Classes a model is an instance of under one launch configuration (`isinstance(model, FSDP)`).
+LAUNCH_CLASSES = {
+    "torch.distributed.fsdp.FullyShardedDataParallel": "FSDP",
+    "fairscale.nn.data_parallel.FullyShardedDataParallel": "FSDP",
+    "deepspeed.DeepSpeedEngine": "DEEPSPEED",
+    "deepspeed.runtime.engine.DeepSpeedEngine": "DEEPSPEED",
+}
+# Lightning's `Trainer(strategy=...)` / Fabric's names for them.
+STRATEGY_NAMES = {"deepspeed": "DEEPSPEED", "fsdp": "FSDP", "ddp": "DDP", "xla": "XLA"}
 # accelerate's state attributes that are set under one distributed type only.
 PLUGINS = {"deepspeed_plugin": "DEEPSPEED", "fsdp_plugin": "FSDP", "megatron_lm_plugin": "MEGATRON_LM"}
 

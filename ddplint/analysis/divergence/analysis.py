@@ -397,13 +397,20 @@ class Analysis:
                     named.add(cat.PLUGINS[attr])
                 elif (dotted_name(node.value) or "").endswith("DistributedType") and attr != "NO":
                     named.add(cat.LAUNCH_NAMES.get(attr, "DDP"))
-            elif (
-                isinstance(node, cst.Arg)
-                and node.keyword is not None
-                and node.keyword.value == "automatic_checkpoint_naming"
-                and _is_true(node.value)
-            ):
-                named.add("automatic_checkpoint_naming")
+            elif isinstance(node, cst.Arg) and node.keyword is not None:
+                keyword = node.keyword.value
+                if keyword == "automatic_checkpoint_naming" and _is_true(node.value):
+                    named.add("automatic_checkpoint_naming")
+                elif keyword == "strategy" and isinstance(node.value, cst.SimpleString):
+                    # Lightning's `Trainer(strategy="deepspeed_stage_3")`
+                    prefix = str(node.value.evaluated_value).split("_", 1)[0].lower()
+                    if prefix in cat.STRATEGY_NAMES:
+                        named.add(cat.STRATEGY_NAMES[prefix])
+            elif _is_isinstance(node):
+                spelled = dotted_name(node.args[1].value)
+                world = cat.LAUNCH_CLASSES.get(facts.imports.resolve_dotted(spelled)) if spelled else None
+                if world is not None:
+                    named.add(world)
             stack.extend(child_nodes(node))
         return named
 
@@ -761,3 +768,7 @@ def _context_value(value: Val | None) -> Val | None:
 
 def _is_true(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
+
+
+def _is_isinstance(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) and dotted_name(node.func) == "isinstance" and len(node.args) == 2

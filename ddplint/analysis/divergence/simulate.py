@@ -730,6 +730,12 @@ class Simulator:
         ):
             # `range(rank, len(dataset), world_size)`: every world_size-th index, unpadded.
             return replace(combine(args), shard=(self.facts, node))
+        if qualified == "isinstance" and self.world is not None and len(node.args) == 2:
+            # `isinstance(model, FSDP)`: true under the launch configuration that wraps so.
+            spelled = dotted_name(node.args[1].value)
+            world = cat.LAUNCH_CLASSES.get(self.facts.imports.resolve_dotted(spelled)) if spelled else None
+            if world is not None:
+                return const(world == self.world)
         if qualified in ("int", "bool", "float", "str") and len(args) == 1:
             return _convert(qualified, args[0])
         if qualified == "os.environ.get" or qualified == "os.getenv":
