@@ -180,12 +180,31 @@ class Analysis:
         node = scope.node
         if isinstance(node, cst.FunctionDef):
             if node.name.value == "__init__" and scope.class_name is not None:
+                self._globals[key] = None  # recursion guard: the attributes' values may build one
                 site = sharding.class_shard_site(self.project, facts, scope.class_name)
+                site = site or self._iterated_attribute_shard(facts, scope.class_name)
             elif scope.is_generator:
                 found = sharding.shard_site(facts, scope)
                 site = (facts, found) if found is not None else None
         self._globals[key] = site
         return site
+
+    def _iterated_attribute_shard(self, facts: ModuleFacts, class_name: str) -> tuple | None:
+        """A dataset whose `__iter__` reads an attribute set to this rank's share in `__init__`
+        (`self.shards = files[rank::world_size]`)."""
+        found = self.project.method(facts, class_name, "__iter__")
+        if found is None:
+            return None
+        owner, method = found
+        stack: list[cst.CSTNode] = [method.node.body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
+                value = self.class_attr(owner, class_name, node.attr.value, True)
+                if value is not None and value.shard is not None:
+                    return value.shard
+            stack.extend(child_nodes(node))
+        return None
 
     def library_call(self, qualified: str) -> cat.LibraryCall | None:
         """What a library call means (see ddplint.model.catalogue), the project's own
