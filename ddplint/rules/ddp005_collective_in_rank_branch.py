@@ -90,6 +90,21 @@ def describe(finding: Finding) -> tuple[str, str]:
     if finding.kind in ("exit", "branch", "loop"):
         cond = finding.choice.test if finding.choice is not None else finding.node
         text, place = quoted(finding.facts, cond), where(finding.facts, cond)
+        if finding.kind == "exit" and finding.exit is not None:
+            kind = finding.exit.kind
+            effect = {
+                "continue": f"skips {what} on the ranks where it holds",
+                "break": (
+                    f"ends the loop on the ranks where it holds, skipping {what} in every later iteration"
+                ),
+            }.get(kind, f"returns on the ranks where it holds, skipping {what}")
+            origin = finding.cond.origin if finding.cond is not None else None
+            why = f" (it depends on {origin})" if origin is not None and text not in str(origin) else ""
+            return (
+                f"`{kind}` under `{text}` ({place}) {effect}: a rank-dependent condition{why}, so "
+                f"the other ranks wait in {'them' if _many(finding) else 'it'} forever{ddp}",
+                "decide on every rank alike (broadcast the decision from rank 0), then leave together",
+            )
         return (
             f"{what} {'run' if _many(finding) else 'runs'} only when `{text}` ({place}) "
             f"holds, a rank-dependent condition that differs between ranks: ranks that skip "

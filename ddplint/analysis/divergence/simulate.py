@@ -324,7 +324,15 @@ class Simulator:
                 self.guards.pop()
             if cond.divergent:
                 self.path.pop()
+        before = self.env
         self.env = self._merge([(then_env, then_falls), (else_env, else_falls)], cond)
+        if undecided_guard and not cond.divergent:
+            # `if rank == 0 and epoch > 5: stop = True`: this class may change it, the other
+            # ranks never do, so what it assigns here differs between ranks.
+            flag = Val(Kind.RANK, rank=True, origin=self._origin(test))
+            for name, value in self.env.items():
+                if before.get(name) is not value:
+                    self.env[name] = taint(value, flag)
         self.emit(Choice(node, test, self.facts, cond, (then_seq, else_seq)))
 
     def _arm(self, arm) -> None:
