@@ -306,29 +306,22 @@ def _iterates(
     return False
 
 
-def _trains(ctx: Context, facts: ModuleFacts, scope: Scope, loop: Loop, depth: int = 0) -> bool:
+def _trains(ctx: Context, facts: ModuleFacts, scope: Scope, loop: Loop) -> bool:
     """The loop's body takes a training step (`loss.backward()`, `optimizer.step()`), directly
     or in a function it calls; a generator's loop feeds whoever draws from it."""
     if scope.is_generator:
         return True
-    for call in scope.calls:
-        if call.loop is None or not loop.encloses(call.loop):
-            continue
+    inside = [call for call in scope.calls if call.loop is not None and loop.encloses(call.loop)]
+    return _steps(ctx, facts, inside, 0)
+
+
+def _steps(ctx: Context, facts: ModuleFacts, calls: list[CallSite], depth: int) -> bool:
+    """One of `calls` takes a training step, or a function it calls does (three calls down)."""
+    for call in calls:
         if _training_step(call):
             return True
         target = ctx.project.resolve_call(facts, call) if depth < 3 else None
-        if target is not None and _steps(ctx, *target, depth + 1):
-            return True
-    return False
-
-
-def _steps(ctx: Context, facts: ModuleFacts, scope: Scope, depth: int) -> bool:
-    """The function takes a training step anywhere, directly or in a function it calls."""
-    for call in scope.calls:
-        if _training_step(call):
-            return True
-        target = ctx.project.resolve_call(facts, call) if depth < 3 else None
-        if target is not None and _steps(ctx, *target, depth + 1):
+        if target is not None and _steps(ctx, target[0], target[1].calls, depth + 1):
             return True
     return False
 
