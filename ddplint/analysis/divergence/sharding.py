@@ -19,6 +19,8 @@ SPLIT_CALLS = frozenset(
         "numpy.array_split",
         "torch.chunk",
         "torch.tensor_split",
+        # `torch.split(x, ceil(n / world))[rank]`: chunks of that size, the last one shorter
+        "torch.split",
         "more_itertools.divide",
         "more_itertools.distribute",
     }
