@@ -15,7 +15,7 @@ loader is built on a path that tests whether the run is distributed.
 
 from __future__ import annotations
 
-from ddplint.model.expressions import Nullness, literal_bool, nullness, returned_values
+from ddplint.model.expressions import Nullness, bound_values, literal_bool, nullness, returned_values
 from ddplint.model.facts import ModuleFacts, Scope, child_nodes
 from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context, Rule
@@ -74,6 +74,8 @@ class LoaderWithoutDistributedSampler(Rule):
             dataset = bound.get("dataset")
             if dataset is None or _iterable_or_sharded(ctx, facts, call.scope, dataset, 0):
                 continue
+            if _made_in_the_step(facts, call, dataset):
+                continue
             if _under_distributed_test(facts, call.scope, call.node):
                 continue
             found = _training_use(ctx, facts, call.scope, call.node, call.target)
@@ -96,6 +98,29 @@ class LoaderWithoutDistributedSampler(Rule):
         if ctx.divergence.distributed(facts):
             return True
         return any(call.name == INIT_PROCESS_GROUP for call in facts.all_calls())
+
+
+def _made_in_the_step(facts: ModuleFacts, call, dataset: cst.BaseExpression) -> bool:
+    """A loader made inside a loop over a dataset built there too (`TensorDataset(obs, returns)`
+    from this rank's rollouts): its data is the rank's own already, not a shared set to split."""
+    if call.loop is None:
+        return False
+    built = (
+        [dataset]
+        if isinstance(dataset, cst.Call)
+        else list(bound_values(facts, call.scope, dotted_name(dataset) or "") or [])
+    )
+    return bool(built) and all(
+        isinstance(value, cst.Call) and _assigned_in_loop(call, value) for value in built
+    )
+
+
+def _assigned_in_loop(call, value: cst.Call) -> bool:
+    """`value` is built in the loop around `call` (it is one of the loop's calls)."""
+    return any(
+        site.node is value and site.loop is not None and call.loop.encloses(site.loop)
+        for site in call.scope.calls
+    )
 
 
 def _training_use(ctx: Context, facts: ModuleFacts, scope: Scope, node: cst.Call, target: str | None):
