@@ -330,6 +330,10 @@ DATA_ITERABLE_WORDS = ("loader", "dataset", "data", "batch", "dl", "iterator", "
 # on_local_main_process (state.py:555-700).
 MAIN_PROCESS_DECORATORS = frozenset({"rank_zero_only", "on_main_process", "on_local_main_process"})
 
+# Progress bars whose counter stays 0 where `disable=` is true (tqdm's disabled bar yields its
+# items without counting them): a counter read from one differs between ranks.
+PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm"})
+
 # Start processes that run a function with the process index as its first argument.
 SPAWN_CALLS = frozenset(
     {

@@ -588,6 +588,10 @@ class Simulator:
         distributed = _distributed_name(attr)
         if distributed is not None:
             return distributed
+        if attr == "n" and base.tag == "progress-off":
+            return const(0, rank=True)
+        if attr == "n" and base.tag == "progress-counting":
+            return Val(Kind.RANK, rank=True, origin=self._origin(node))
         if attr == "grad":
             # Whether a parameter got a gradient, and its value, follow this rank's batch.
             return data(self._origin(node))
@@ -744,6 +748,12 @@ class Simulator:
             world = cat.LAUNCH_CLASSES.get(self.facts.imports.resolve_dotted(spelled)) if spelled else None
             if world is not None:
                 return const(world == self.world)
+        if qualified in cat.PROGRESS_BARS:
+            disable = _keyword(node, "disable")
+            off = self.eval(disable, emit=False) if disable is not None else None
+            if off is not None and off.rank and off.truth() is not None:
+                # Its counter (`bar.n`) moves only where it is on: on the other ranks it stays 0.
+                return Val(Kind.OBJECT, tag="progress-off" if off.truth() else "progress-counting")
         if qualified in ("int", "bool", "float", "str") and len(args) == 1:
             return _convert(qualified, args[0])
         if qualified == "os.environ.get" or qualified == "os.getenv":
