@@ -184,8 +184,12 @@ class MissingSetEpoch(Rule):
         if epoch.remade_at is not None:
             remade = f"{epoch.facts.path.name}:{epoch.facts.line_of(epoch.remade_at)}"
             loop = f"loop that makes the loader's iterator again when it runs out ({remade})"
+        given = sampler.bound().get("shuffle")
+        shuffles = "shuffles"
+        if given is not None and literal_bool(given) is None:
+            shuffles = f"shuffles whenever `{facts.code(given)}` is true (it may well be)"
         message = (
-            f"`DistributedSampler` {spelled}shuffles, but nothing calls `set_epoch` in the "
+            f"`DistributedSampler` {spelled}{shuffles}, but nothing calls `set_epoch` in the "
             f"{loop}: every epoch repeats the same permutation (ranks still agree "
             f"with each other; the model sees one fixed order)"
         )
@@ -224,7 +228,9 @@ def _shuffles(call: CallSite) -> bool:
     if bound.may_hide("shuffle"):
         return False
     shuffle = bound.get("shuffle")
-    return shuffle is None or literal_bool(shuffle) is True
+    # A shuffle passed in (`shuffle=shuffle`, `shuffle=cfg.shuffle`) may well be true; only the
+    # literal False (or 0) turns it off for sure.
+    return literal_bool(shuffle) is not False
 
 
 def _with_loaders(facts: ModuleFacts, scope: Scope, names: _Names) -> _Names:
