@@ -143,6 +143,7 @@ class MissingSetEpoch(Rule):
         if key in seen or depth > MAX_DEPTH:
             return
         seen.add(key)
+        names = _with_built_loaders(ctx, facts, scope, names)
         for loop in scope.loops:
             if loop.iter is None or not _iterates(loop.iter, names, facts, scope):
                 continue
@@ -298,9 +299,13 @@ def _iterates(
     name = dotted_name(expr)
     if name is not None:
         return any(
-            isinstance(value, cst.Call)
-            and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in _ITEM_WRAPPERS
-            and _iterates(value, names, facts, scope, depth + 1)
+            (
+                isinstance(value, cst.Call)
+                and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in _ITEM_WRAPPERS
+                and _iterates(value, names, facts, scope, depth + 1)
+            )
+            # `dl = distr_dl if distributed else dl`: the loader on one arm
+            or (isinstance(value, cst.IfExp) and _iterates(value, names, facts, scope, depth + 1))
             for value in bound_values(facts, scope, name) or []
         )
     if isinstance(expr, cst.Call):
@@ -367,6 +372,23 @@ def _map_names(call: CallSite, callee: Scope, names: _Names, *, same_class: bool
             found.setdefault(role, set()).add(param)
     mapped = _Names.of(found)
     return mapped.add(names.on_self()) if same_class else mapped
+
+
+def _with_built_loaders(ctx: Context, facts: ModuleFacts, scope: Scope, names: _Names) -> _Names:
+    """Add what functions return that build a loader from the sampler handed to them
+    (`loader = self.make_loader(dataset, sampler)`)."""
+    for call in scope.calls:
+        target = ctx.project.resolve_call(facts, call)
+        if target is None:
+            continue
+        callee_facts, callee = target
+        mapped = _map_names(call, callee, names, same_class=callee.class_name == scope.class_name)
+        if not mapped:
+            continue
+        roles = _returned_roles(callee, _with_loaders(callee_facts, callee, mapped))
+        if roles:
+            names = _with_loaders(facts, scope, names.add(_received_names(call, roles)))
+    return names
 
 
 def _callers_receiving(ctx: Context, facts: ModuleFacts, scope: Scope, names: _Names):
