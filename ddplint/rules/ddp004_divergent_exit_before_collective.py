@@ -9,7 +9,7 @@ from ddplint.diagnostics import Applicability
 from ddplint.model.catalogue import DDP_WRAPPERS
 from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context
-from ddplint.rules.divergence_base import DivergenceRule, quoted, where
+from ddplint.rules.divergence_base import DivergenceRule, holds, quoted, where
 from ddplint.syntax.lazycst import cst
 
 
@@ -58,7 +58,7 @@ def describe(finding: Finding) -> str:
         )
     verb = "run" if len(finding.ops) > 1 else "runs"
     return (
-        f"{skipped} {verb} only when {cond} holds: {why}, which can differ between ranks, and a "
+        f"{skipped} {verb} only when {cond} {holds(finding)}: {why}, which can differ between ranks, and a "
         f"rank that skips {it} leaves the others waiting forever"
     )
 

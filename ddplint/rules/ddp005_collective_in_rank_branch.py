@@ -9,7 +9,7 @@ from ddplint.analysis.divergence.triggers import collective_triggers
 from ddplint.diagnostics import Applicability, Edit
 from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context
-from ddplint.rules.divergence_base import DivergenceRule, quoted, where
+from ddplint.rules.divergence_base import DivergenceRule, holds, quoted, where
 from ddplint.syntax.lazycst import cst
 
 DDP_NOTE = (
@@ -107,7 +107,7 @@ def describe(finding: Finding) -> tuple[str, str]:
             )
         return (
             f"{what} {'run' if _many(finding) else 'runs'} only when `{text}` ({place}) "
-            f"holds, a rank-dependent condition that differs between ranks: ranks that skip "
+            f"{holds(finding)}, a rank-dependent condition that differs between ranks: ranks that skip "
             f"{'them' if _many(finding) else 'it'} leave the others waiting forever{ddp}",
             "perform the collective on every rank, outside the rank-dependent branch",
         )

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 from ddplint.analysis.divergence.results import Cause, Finding
+from ddplint.analysis.divergence.seq import walk
 from ddplint.model.facts import ModuleFacts
 from ddplint.rules.base import Context, Rule
 from ddplint.syntax.lazycst import cst
@@ -31,3 +32,13 @@ def quoted(facts: ModuleFacts, node: cst.CSTNode, limit: int = 60) -> str:
 def where(facts: ModuleFacts, node: cst.CSTNode) -> str:
     """`file.py:LINE` of a node."""
     return f"{facts.path.name}:{facts.line_of(node)}"
+
+
+def holds(finding: Finding) -> str:
+    """ "holds" or "does not hold": whether the finding's collectives are in the branch taken
+    when its condition is true, or in the other one (`if p.grad is None: ... else: all_gather`)."""
+    choice = finding.choice
+    if choice is None or not finding.ops:
+        return "holds"
+    in_then = any(item is op for op in finding.ops for item in walk(choice.arms[0]))
+    return "holds" if in_then else "does not hold"
