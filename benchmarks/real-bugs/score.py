@@ -17,8 +17,8 @@ import argparse
 import json
 import os
 import subprocess
-import tempfile
 import sys
+import tempfile
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
@@ -128,7 +128,8 @@ def main():
     print("--------")
     for case_dir, (findings, err) in zip(cases, runs):
         name = os.path.relpath(case_dir, HERE)
-        expected = json.load(open(os.path.join(case_dir, "expected.json")))
+        with open(os.path.join(case_dir, "expected.json")) as handle:
+            expected = json.load(handle)
         if findings is None:
             errors.append((name, err))
             findings = []
@@ -141,7 +142,8 @@ def main():
             per_rule[e["code"]][2] += 1
         status = "ok  " if not fn and not fp else "FAIL"
         print(
-            f"{status} {name:55s} expected {len(expected):2d}  found {len(findings):2d}  tp {len(tp):2d}  fn {len(fn):2d}  fp {len(fp):2d}"
+            f"{status} {name:55s} expected {len(expected):2d}  found {len(findings):2d}  "
+            f"tp {len(tp):2d}  fn {len(fn):2d}  fp {len(fp):2d}"
         )
         misses += [(name, e) for e in fn]
         alarms += [(name, f) for f in fp]
