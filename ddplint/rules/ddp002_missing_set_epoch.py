@@ -60,7 +60,7 @@ class _Names:
         for role, node in self.nodes:
             if node is expr:
                 return role
-        name = dotted_name(expr)
+        name = _spell(expr)
         for role, spelled in self.names:
             if spelled == name:
                 return role
@@ -96,9 +96,9 @@ class MissingSetEpoch(Rule):
         for call in facts.all_calls():
             if not _builds_sampler(facts, call) or not _shuffles(call):
                 continue
-            own = _Names.of(
-                {SAMPLER_ROLE: {call.target} if call.target else set()}, {SAMPLER_ROLE: {call.node}}
-            )
+            target = call.target or _spell(assignment_target(call.scope, call.node))
+            spelled = {target} if target else _dict_entries(call.scope, call.node)
+            own = _Names.of({SAMPLER_ROLE: spelled}, {SAMPLER_ROLE: {call.node}})
             names = _with_loaders(facts, call.scope, own)
             found: list[_EpochLoop] = []
             self._follow(ctx, facts, call.scope, names, found, depth=0)
@@ -255,6 +255,7 @@ def _with_loaders(facts: ModuleFacts, scope: Scope, names: _Names) -> _Names:
             continue
         if call.target is None:
             nodes[role].add(call.node)
+            found[role] |= _dict_entries(call.scope, call.node)  # `loaders = {"train": DataLoader(...)}`
         elif _only_loaders(facts, call.scope, call.target):
             found[role].add(call.target)
     return names.add(_Names.of(found, nodes))
@@ -344,6 +345,46 @@ def _training_step(call: CallSite) -> bool:
     return name in ("backward", "step", "training_step") or ("train" in name and "step" in name)
 
 
+def _spell(expr: cst.BaseExpression | None) -> str | None:
+    """A name for `expr`: dotted (`self.loader`), or an entry of a container under a string key
+    (`loaders['train']`, for `loaders["train"]`)."""
+    if expr is None:
+        return None
+    if (
+        isinstance(expr, cst.Subscript)
+        and len(expr.slice) == 1
+        and isinstance(expr.slice[0].slice, cst.Index)
+    ):
+        key = expr.slice[0].slice.value
+        base = dotted_name(expr.value)
+        if base is not None and isinstance(key, cst.SimpleString):
+            return f"{base}[{key.evaluated_value!r}]"
+        return None
+    return dotted_name(expr)
+
+
+def _entries_of(names: _Names, container: str | None) -> list[tuple[str, str]]:
+    """(role, `['key']`) for the entries of `container` among the names."""
+    if container is None:
+        return []
+    prefix = container + "["
+    return [(role, name[len(container) :]) for role, name in names.names if name.startswith(prefix)]
+
+
+def _dict_entries(scope: Scope, node: cst.CSTNode) -> set[str]:
+    """`loaders['train']` when `node` is the value under "train" of a dict literal bound to `loaders`."""
+    found = set()
+    for name, values in scope.assignments.items():
+        for value in values:
+            if not isinstance(value, cst.Dict):
+                continue
+            for element in value.elements:
+                key = getattr(element, "key", None)
+                if getattr(element, "value", None) is node and isinstance(key, cst.SimpleString):
+                    found.add(f"{name}[{key.evaluated_value!r}]")
+    return found
+
+
 def _stored_on_self(scope: Scope, names: _Names) -> _Names:
     """`self.x` names this method binds to the sampler or a loader (`self.loader = loader`)."""
     if scope.class_name is None:
@@ -356,6 +397,8 @@ def _stored_on_self(scope: Scope, names: _Names) -> _Names:
                 role = names.role(value)
                 if role is not None:
                     found.setdefault(role, set()).add(target)
+                for role, entry in _entries_of(names, dotted_name(value)):
+                    found.setdefault(role, set()).add(target + entry)
     return _Names.of(found)
 
 
@@ -370,6 +413,8 @@ def _map_names(call: CallSite, callee: Scope, names: _Names, *, same_class: bool
         role = names.role(arg.value)
         if role is not None:
             found.setdefault(role, set()).add(param)
+        for role, entry in _entries_of(names, dotted_name(arg.value)):
+            found.setdefault(role, set()).add(param + entry)
     mapped = _Names.of(found)
     return mapped.add(names.on_self()) if same_class else mapped
 
@@ -437,12 +482,18 @@ def _sets_epoch(ctx: Context, epoch: _EpochLoop) -> bool:
     calls = [c for c in epoch.scope.calls if epoch.loop.encloses(c.loop)]
     visited: set[int] = set()
     for call in calls:
-        if call.method == "set_epoch":
+        if _calls_set_epoch(call):
             if not _another_object(epoch, call.receiver):
                 return True
         elif _reaches_set_epoch(ctx, epoch.facts, call, visited, 0):
             return True
     return False
+
+
+def _calls_set_epoch(call: CallSite) -> bool:
+    """`x.set_epoch(...)`, whatever `x` is spelled with (`loaders["train"].sampler`)."""
+    func = call.node.func
+    return isinstance(func, cst.Attribute) and func.attr.value == "set_epoch"
 
 
 def _another_object(epoch: _EpochLoop, receiver: str | None) -> bool:
@@ -464,7 +515,7 @@ def _another_object(epoch: _EpochLoop, receiver: str | None) -> bool:
 def _reaches_set_epoch(
     ctx: Context, facts: ModuleFacts, call: CallSite, visited: set[int], depth: int
 ) -> bool:
-    if call.method == "set_epoch" or _names_epoch_hook(call):
+    if _calls_set_epoch(call) or _names_epoch_hook(call):
         return True
     target = ctx.project.resolve_call(facts, call)
     if target is None:
