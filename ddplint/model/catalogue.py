@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from ddplint.settings import DISTRIBUTED_TYPES
+
 # torch.distributed functions every rank of the group must call, in the same order.
 # The value notes why; object collectives are several tensor collectives under the hood.
 TORCH_COLLECTIVES: dict[str, str] = {
@@ -386,7 +388,6 @@ class Role(Enum):
 
 # The launch configurations a collective may depend on: accelerate's distributed types, and the
 # settings that turn collectives on. A collective with no condition is one under plain DDP too.
-DISTRIBUTED_TYPES = ("DDP", "FSDP", "DEEPSPEED", "MEGATRON_LM", "XLA")
 CONDITIONS = (*DISTRIBUTED_TYPES, "automatic_checkpoint_naming")
 # accelerate's DistributedType member for each (state.py); automatic checkpoint naming is a DDP
 # run with that setting on.
