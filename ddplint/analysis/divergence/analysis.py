@@ -26,7 +26,7 @@ from ddplint.analysis.divergence.seq import (
     linearize,
     walk,
 )
-from ddplint.analysis.divergence.simulate import Simulator, unpacked
+from ddplint.analysis.divergence.simulate import Simulator, launch_class_test, unpacked
 from ddplint.model import catalogue as cat
 from ddplint.model.expressions import constructed_by
 from ddplint.model.facts import ModuleFacts, Scope, child_nodes
@@ -52,6 +52,7 @@ class Analysis:
         self._distributed: set[str] | None = None
         self._spawned: set[int] | None = None
         self._libraries: dict[str, set[str]] | None = None
+        self._configurations: dict[int, list[str]] = {}  # by module (see _launch_configurations)
         self._importers: dict[str, list[ModuleFacts]] | None = None
 
     # Facts the simulator asks for -----------------------------------------------------------
@@ -393,7 +394,13 @@ class Analysis:
         """What the project may launch with (`distributed-types`), narrowed to what the module
         itself names when it tests accelerate's DistributedType (a script that handles DeepSpeed
         is judged for DeepSpeed, and for plain DDP), plus automatic checkpoint naming when the
-        module turns it on."""
+        module turns it on. Once per module: it walks the module's whole tree."""
+        key = id(facts)
+        if key not in self._configurations:
+            self._configurations[key] = self._allowed_configurations(facts)
+        return self._configurations[key]
+
+    def _allowed_configurations(self, facts: ModuleFacts) -> list[str]:
         types = [t for t in cat.DISTRIBUTED_TYPES if t in self.types]
         named = self._launch_names(facts)
         if named & set(cat.DISTRIBUTED_TYPES):
@@ -425,11 +432,8 @@ class Analysis:
                     prefix = str(node.value.evaluated_value).split("_", 1)[0].lower()
                     if prefix in cat.STRATEGY_NAMES:
                         named.add(cat.STRATEGY_NAMES[prefix])
-            elif _is_isinstance(node):
-                spelled = dotted_name(node.args[1].value)
-                world = cat.LAUNCH_CLASSES.get(facts.imports.resolve_dotted(spelled)) if spelled else None
-                if world is not None:
-                    named.add(world)
+            elif launch_class_test(facts, node) is not None:
+                named.add(launch_class_test(facts, node))
             stack.extend(child_nodes(node))
         return named
 
@@ -787,7 +791,3 @@ def _context_value(value: Val | None) -> Val | None:
 
 def _is_true(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
-
-
-def _is_isinstance(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.Call) and dotted_name(node.func) == "isinstance" and len(node.args) == 2

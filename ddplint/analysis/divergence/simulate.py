@@ -742,12 +742,9 @@ class Simulator:
         ):
             # `range(rank, len(dataset), world_size)`: every world_size-th index, unpadded.
             return replace(combine(args), shard=(self.facts, node))
-        if qualified == "isinstance" and self.world is not None and len(node.args) == 2:
-            # `isinstance(model, FSDP)`: true under the launch configuration that wraps so.
-            spelled = dotted_name(node.args[1].value)
-            world = cat.LAUNCH_CLASSES.get(self.facts.imports.resolve_dotted(spelled)) if spelled else None
-            if world is not None:
-                return const(world == self.world)
+        world = launch_class_test(self.facts, node) if self.world is not None else None
+        if world is not None:
+            return const(world == self.world)  # `isinstance(model, FSDP)` in this configuration
         if qualified in cat.PROGRESS_BARS:
             disable = _keyword(node, "disable")
             off = self.eval(disable, emit=False) if disable is not None else None
@@ -961,7 +958,7 @@ class Simulator:
                 position += 1
         for index, default in _literal_defaults(callee_scope.node).items():
             if bound[index] is None and arg_nodes[index] is None:
-                bound[index] = default  # not passed: the default decides (`rank=-1`)
+                bound[index] = self.eval(default, emit=False)  # not passed: the default decides
         shard = self.analysis.shard_of(callee_facts, callee_scope)
         if shard is not None:
             return Val(Kind.OBJECT, shard=shard)  # iterating it yields this rank's share only
@@ -1038,22 +1035,31 @@ class Simulator:
         return OriginLabel(label, facts.path.name, node, lambda: facts.line_in(node, scope))
 
 
-def _literal_defaults(node: cst.CSTNode) -> dict[int, Val]:
-    """Parameters whose default is a literal constant (`rank=-1`), by position."""
+def _literal_defaults(node: cst.CSTNode) -> dict[int, cst.BaseExpression]:
+    """Parameters whose default is a literal (`rank=-1`, `shuffle=True`), by position: the
+    value the callee sees when the caller passes none."""
     params = getattr(node, "params", None)
     if params is None:
         return {}
     found = {}
     for index, param in enumerate((*params.posonly_params, *params.params)):
         value = param.default
-        if isinstance(value, cst.Integer):
-            found[index] = const(int(value.value.replace("_", ""), 0))
-        elif isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-            if isinstance(value.expression, cst.Integer):
-                found[index] = const(-int(value.expression.value.replace("_", ""), 0))
-        elif isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
-            found[index] = const({"True": True, "False": False, "None": None}[value.value])
+        negative = isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus)
+        if (
+            isinstance(value, cst.Integer)
+            or (negative and isinstance(value.expression, cst.Integer))
+            or (isinstance(value, cst.Name) and value.value in ("True", "False", "None"))
+        ):
+            found[index] = value
     return found
+
+
+def launch_class_test(facts: ModuleFacts, node: cst.CSTNode) -> str | None:
+    """The launch configuration an `isinstance(model, FSDP)` call tests, if it is one."""
+    if not (isinstance(node, cst.Call) and dotted_name(node.func) == "isinstance" and len(node.args) == 2):
+        return None
+    spelled = dotted_name(node.args[1].value)
+    return cat.LAUNCH_CLASSES.get(facts.imports.resolve_dotted(spelled)) if spelled else None
 
 
 def _main_process_decorator(node: cst.CSTNode) -> cst.BaseExpression | None:
