@@ -201,13 +201,13 @@ class Origins:
         if values is None:  # a parameter
             head = name.split(".", 1)[0]
             if head != name:
-                return self._attribute(facts, node, name, derived, depth)
+                return self._attribute(facts, scope, node, name, derived, depth)
             for level in range(len(self._frames) - 1, -1, -1):
                 if self._frames[level][0] is scope:
                     return self._passed(level, name, derived, depth + 1)
             return self.parameter(facts, scope, name, derived=derived, depth=depth + 1)
         if not values:
-            return self._attribute(facts, node, name, derived, depth) if "." in name else None
+            return self._attribute(facts, scope, node, name, derived, depth) if "." in name else None
         owner = _assigning_scope(facts, scope, name)
         found = []
         for value in values:
@@ -217,8 +217,9 @@ class Origins:
                 found.append(self.of(facts, where, value, derived=derived, depth=depth + 1))
         return _agree(found)
 
-    def _attribute(self, facts, node, name: str, derived: bool, depth: int) -> Origin | None:
-        """`args.rank` on a parameter: what the module's functions store in it, else its name."""
+    def _attribute(self, facts, scope, node, name: str, derived: bool, depth: int) -> Origin | None:
+        """`args.rank` on a parameter: what the module's functions store in it, else its name;
+        `self.rank` that no method stores: what the class body declares."""
         stored = [
             (scope, value)
             for scope in facts.scopes
@@ -227,7 +228,47 @@ class Origins:
         ]
         if stored and not derived:  # a seed stored per rank may be stored after its use: not guessed
             return _agree([self.of(facts, s, v, derived=derived, depth=depth + 1) for s, v in stored])
+        head, _, attr = name.partition(".")
+        if not stored and head == "self" and "." not in attr and scope.class_name is not None:
+            declared = self.project.class_field(facts, scope.class_name, attr)
+            if declared is not None:
+                return self._declared(*declared, derived=derived, depth=depth + 1)
         return _attribute(facts, node, name)
+
+    def _declared(self, facts, value: cst.BaseExpression, derived: bool, depth: int) -> Origin | None:
+        """A class field's value: `Field(default_factory=get_rank)` (pydantic) and
+        `field(default_factory=...)` (dataclasses) call their factory; anything else is the value."""
+        module = facts.module_scope
+        if isinstance(value, cst.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in (
+            "Field",
+            "field",
+        ):
+            factory = _argument(value, "default_factory", -1)
+            if isinstance(factory, cst.Lambda):
+                return self.of(facts, module, factory.body, derived=derived, depth=depth)
+            if factory is not None:
+                return self._factory(facts, factory, derived, depth)
+            value = _argument(value, "default", 0)
+        if value is None or _constant(value):
+            return None
+        return self.of(facts, module, value, derived=derived, depth=depth)
+
+    def _factory(self, facts, factory: cst.BaseExpression, derived: bool, depth: int) -> Origin | None:
+        """What calling `factory` with no argument returns."""
+        spelled = dotted_name(factory)
+        qualified = facts.imports.resolve_dotted(spelled) if spelled else None
+        if qualified is None:
+            return None
+        if qualified in GLOBAL_RANK_CALLS:
+            return Origin(GLOBAL, f"{facts.code(factory)}()", _where(facts, factory))
+        if qualified in LOCAL_RANK_CALLS:
+            return Origin(LOCAL, f"{facts.code(factory)}()", _where(facts, factory))
+        target = self.project.resolve_name(facts, facts.module_scope, qualified)
+        if target is None:
+            return None
+        callee_facts, callee = target
+        returned = [v for v in returned_values(callee) if not _constant(v)]
+        return _agree([self.of(callee_facts, callee, v, derived=derived, depth=depth + 1) for v in returned])
 
     # Parameters: what the followed call passes, else what every caller passes ------------------
 

@@ -49,6 +49,7 @@ class Analysis:
         self._globals: dict[tuple, Val | None] = {}
         self._findings: dict[str, list[Finding]] | None = None
         self._flags: dict[int, tuple[bool, bool, bool]] = {}
+        self._unwraps: dict[int, bool] = {}
         self._distributed: set[str] | None = None
         self._spawned: set[int] | None = None
         self._libraries: dict[str, set[str]] | None = None
@@ -139,6 +140,16 @@ class Analysis:
         result = (reach, special, calls_param)
         self._flags[key] = result
         return result
+
+    def unwraps(self, scope: Scope) -> bool:
+        """Whether a function returns the `.module` of something (`unwrap_model(model)`): what it
+        gives back is the module inside a wrapper, or an object that was never wrapped."""
+        key = id(scope)
+        if key not in self._unwraps:
+            self._unwraps[key] = any(
+                isinstance(node, cst.Return) and _takes_module(node.value) for node in _own_nodes(scope.node)
+            )
+        return self._unwraps[key]
 
     def _direct_collective(self, facts: ModuleFacts, scope: Scope, call) -> bool:
         name = call.name or ""
@@ -787,6 +798,22 @@ def _context_value(value: Val | None) -> Val | None:
     if key[0] == "const":
         return const(value.const)
     return Val(value.kind, value.const, rank=True, origin=value.origin)
+
+
+def _own_nodes(function: cst.FunctionDef):
+    """The nodes of a function's body, not those of functions or classes defined in it."""
+    stack = list(child_nodes(function.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(child_nodes(node))
+
+
+def _takes_module(value: cst.BaseExpression | None) -> bool:
+    if isinstance(value, cst.IfExp):
+        return _takes_module(value.body) or _takes_module(value.orelse)
+    return isinstance(value, cst.Attribute) and value.attr.value == "module"
 
 
 def _is_true(node: cst.BaseExpression) -> bool:

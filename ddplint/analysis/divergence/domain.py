@@ -89,6 +89,9 @@ class Val:
     items: tuple | None = None
     # Divergent only on some setups (a file check): it does not taint by control dependence.
     weak: bool = False
+    # A wrapped module on some paths only (`if args.ddp: model = DDP(model)`): `.module` would
+    # fail on the others.
+    partial: bool = False
 
     @property
     def divergent(self) -> bool:
@@ -110,6 +113,9 @@ class Val:
 
 
 UNIFORM = Val(Kind.UNIFORM)
+# Tags of a module whose forward is a collective (DDP, FSDP), and of its `.module` taken back.
+WRAPPED = frozenset({"ddp", "fsdp"})
+UNWRAPPED = "unwrapped"
 NONE = Val(Kind.CONST, None)
 # The world size of a run that can hang: two ranks at least.
 WORLD_SIZE = Val(Kind.SEVERAL)
@@ -184,12 +190,32 @@ def _join(a: Val, b: Val) -> Val:
         if a.kind is kind or b.kind is kind:
             first = a if a.kind is kind else b
             return Val(kind, rank=a.rank or b.rank, origin=first.origin, deps=a.deps | b.deps)
+    wrapped = _maybe_wrapped(a, b)
+    if wrapped is not None:
+        return wrapped
     # A rank-derived value beats a constant fallback for the non-distributed case.
     if a.rank != b.rank:
         return replace(a if a.rank else b, deps=a.deps | b.deps)
     if a.kind is Kind.OBJECT and b.kind is Kind.OBJECT:
         return Val(Kind.OBJECT, deps=a.deps | b.deps, tag=a.tag if a.tag == b.tag else None)
     return Val(Kind.UNIFORM, rank=a.rank or b.rank, deps=a.deps | b.deps)
+
+
+def _maybe_wrapped(a: Val, b: Val) -> Val | None:
+    """A model wrapped on one path only (`if args.distributed and not args.horovod: model = DDP(model)`)
+    is the wrapped model in the launch configuration that takes that path, the only one where a
+    one-rank forward can hang: it stays wrapped. A path that took `.module` out of a model
+    (`model.module if hasattr(model, "module") else model`, or `if ...: model = model.module` on the
+    wrapping condition) unwraps it on every path: that is what the idiom is for."""
+    if UNWRAPPED in (a.tag, b.tag):
+        return Val(Kind.OBJECT, deps=a.deps | b.deps, tag=UNWRAPPED)
+    if (a.tag in WRAPPED) == (b.tag in WRAPPED):
+        return None
+    wrapped, other = (a, b) if a.tag in WRAPPED else (b, a)
+    if other.tag is not None or other.kind not in (Kind.OBJECT, Kind.UNIFORM):
+        return None
+    # wrapped here, whatever the parameter held: this call site knows it
+    return replace(wrapped, deps=frozenset(), partial=True)
 
 
 def _worst(a: Kind | None, b: Kind | None) -> Kind | None:

@@ -56,6 +56,8 @@ class Op:
     # Resolved to a collective by this call's argument (a DDP-wrapped model passed in): the
     # callee alone could not know, so the difference is reported at the call.
     resolved_here: bool = False
+    # The module passed in is wrapped on some launch paths only: unwrap with `getattr(m, "module", m)`.
+    partial: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,7 +15,9 @@ from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import (
     NONE,
     UNIFORM,
+    UNWRAPPED,
     WORLD_SIZE,
+    WRAPPED,
     Kind,
     OriginLabel,
     Val,
@@ -62,7 +64,6 @@ _COMPARE = {
 MAX_SEQ = 4000  # items in one function's sequence before the simulation gives up on it
 # Tags of modules wrapped for data parallelism whose forward is a collective (DDP with its
 # buffers broadcast, FSDP); "ddp-nobuf" is DDP with `broadcast_buffers=False`.
-WRAPPED = frozenset({"ddp", "fsdp"})
 
 
 class _TooBig(Exception):
@@ -595,8 +596,9 @@ class Simulator:
         if attr == "grad":
             # Whether a parameter got a gradient, and its value, follow this rank's batch.
             return data(self._origin(node))
-        if attr == "module" and base.tag in WRAPPED:
-            return Val(Kind.OBJECT)
+        if attr == "module" and (base.tag in WRAPPED or base.kind in (Kind.OBJECT, Kind.UNIFORM)):
+            # the module inside a wrapper: its forward is no collective, whatever it was given
+            return Val(Kind.OBJECT, deps=base.deps, tag=UNWRAPPED)
         if name is not None and name in self.env:
             return self.env[name]
         if base.kind is Kind.OBJECT and not base.divergent:
@@ -762,7 +764,9 @@ class Simulator:
                 return handled
         if callee_value is not None and callee_value.tag in WRAPPED:
             source = next(iter(callee_value.deps)) if len(callee_value.deps) == 1 else None
-            self._op("ddp.forward", func, node, ddp_expr=func, from_param=source)
+            self._op(
+                "ddp.forward", func, node, ddp_expr=func, from_param=source, partial=callee_value.partial
+            )
             return combine(args)
         if self._is_bare_param(func, callee_value):
             (param,) = callee_value.deps
@@ -920,6 +924,7 @@ class Simulator:
         from_param=None,
         when=frozenset(),
         why: str = "",
+        partial: bool = False,
     ) -> None:
         op = Op(
             name,
@@ -932,6 +937,7 @@ class Simulator:
             from_param=from_param,
             when=when if self.world is None else frozenset(),
             why=why,
+            partial=partial,
         )
         if self.split_barrier:
             self.split_findings.append((op, self.split_barrier[-1]))
@@ -968,6 +974,8 @@ class Simulator:
             if callee_scope.node.name.value == "__init__":
                 # An instance of a project class; a sampler or loader over a shard is one too.
                 return Val(Kind.OBJECT, shard=first_shard([v for v in bound if v is not None]))
+            if self.analysis.unwraps(callee_scope):
+                return Val(Kind.OBJECT, tag=UNWRAPPED)
             return combine([v for v in bound if v is not None])
         summary = self.analysis.summary(callee_facts, callee_scope, self.rank_zero, tuple(bound), self.world)
         name = callee_scope.name
@@ -1012,11 +1020,18 @@ class Simulator:
         # The model came in through this call's argument; unless it came into this function
         # through a parameter too, this call is where it is known to be wrapped.
         known_here = mine is None
+        partial = op.partial or (value is not None and value.partial)
         if op.param is None:  # a DDP forward through a parameter the caller filled
-            return replace(moved, ddp_expr=arg, from_param=mine, resolved_here=known_here)
+            return replace(moved, ddp_expr=arg, from_param=mine, resolved_here=known_here, partial=partial)
         if value is not None and value.tag in WRAPPED:  # the placeholder resolves: a DDP forward
             return replace(
-                moved, name="ddp.forward", param=None, ddp_expr=arg, from_param=mine, resolved_here=known_here
+                moved,
+                name="ddp.forward",
+                param=None,
+                ddp_expr=arg,
+                from_param=mine,
+                resolved_here=known_here,
+                partial=partial,
             )
         if value is not None and value.kind is Kind.UNIFORM and mine is not None:
             return replace(moved, param=mine, ddp_expr=arg)  # still unknown: ask our caller
