@@ -161,6 +161,41 @@ class Project:
                 return found
         return None
 
+    def class_field(
+        self, facts: ModuleFacts, class_name: str, name: str, depth: int = 0
+    ) -> tuple[ModuleFacts, cst.BaseExpression] | None:
+        """The value a class body gives a field (`rank: int = Field(default_factory=get_rank)`,
+        `rank = 0`), in the class or its project bases: what `self.rank` holds when no method
+        assigns it (pydantic models, dataclasses, plain class attributes)."""
+        node = facts.classes.get(class_name)
+        if node is None or depth > 4:
+            return None
+        for statement in node.body.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue  # methods, nested classes, `if` blocks: no field declared there
+            for small in statement.body:
+                if isinstance(small, cst.AnnAssign):
+                    target, value = small.target, small.value
+                elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target, value = small.targets[0].target, small.value
+                else:
+                    continue
+                if value is not None and dotted_name(target) == name:
+                    return facts, value
+        for base in node.bases:
+            base_name = facts.qualname(base.value)
+            if base_name is None:
+                continue
+            if base_name in facts.classes:
+                found = self.class_field(facts, base_name, name, depth + 1)
+            else:
+                module_name, _, base_class = base_name.rpartition(".")
+                module = self.modules.get(module_name)
+                found = self.class_field(module, base_class, name, depth + 1) if module else None
+            if found is not None:
+                return found
+        return None
+
     def callees(self, facts: ModuleFacts, scope: Scope) -> Iterable[tuple[CallSite, ModuleFacts, Scope]]:
         for call in scope.calls:
             target = self.resolve_call(facts, call)

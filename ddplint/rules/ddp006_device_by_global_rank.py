@@ -98,11 +98,9 @@ def _sinks(facts: ModuleFacts):
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         name = call.name or ""
         if (name in SET_DEVICE or _accelerator_set_device(facts, node)) and positional:
-            yield (
-                call.scope,
-                _spelled(facts, f"`{name.rsplit('.', 1)[-1]}({{}})`", positional[0]),
-                positional[0],
-            )
+            # `get_accelerator().set_device(rank)` has no dotted name: the method names it
+            method = name.rsplit(".", 1)[-1] or node.func.attr.value
+            yield call.scope, _spelled(facts, f"`{method}({{}})`", positional[0]), positional[0]
         elif name == "torch.device":
             if len(positional) == 2 and _string_value(positional[0]) == "cuda":
                 yield call.scope, _spelled(facts, "`torch.device({}, {})`", *positional), positional[1]
