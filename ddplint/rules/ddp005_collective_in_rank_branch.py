@@ -57,9 +57,9 @@ class CollectiveInRankBranch(DivergenceRule):
             expr = ops[0].ddp_expr
             if all(op.ddp_expr is expr for op in ops) and dotted_name(expr) is not None:
                 text = ctx.facts.code(expr)
-                return ctx.fix(
-                    f"Call the wrapped module: `{text}.module`", ctx.replace(expr, f"{text}.module")
-                )
+                # wrapped on some launch paths only: `.module` would fail on the others
+                unwrapped = f'getattr({text}, "module", {text})' if ops[0].partial else f"{text}.module"
+                return ctx.fix(f"Call the wrapped module: `{unwrapped}`", ctx.replace(expr, unwrapped))
         guard = ops[0].guard
         # A test with other conditions besides the rank (`args.distributed and rank == 0`) may
         # guard the collective for a reason of its own: it stays where it is.
