@@ -103,7 +103,11 @@ def ensure_commit(git_dir: Path, commit: str, repo: str) -> None:
 
 
 def python_files(git_dir: Path, commit: str, paths: list[str]) -> list[tuple[str, str]]:
-    """(blob id, path) of every `.py` file of `commit` under `paths` (everything when empty)."""
+    """(blob id, path) of every `.py` file of `commit` under `paths` (everything when empty), and
+    the `__init__.py` of the packages above them: they decide the modules' dotted names, as in
+    a checkout (`arctic_training/config` is the package `arctic_training.config`)."""
+    parents = {str(p / "__init__.py") for path in paths for p in Path(path).parents if p != Path()}
+    paths = [*paths, *sorted(parents)]
     out = git(git_dir, "ls-tree", "-r", "-z", commit, "--", *paths).stdout.decode("utf-8", "replace")
     files = []
     for entry in out.split("\0"):

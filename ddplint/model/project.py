@@ -99,7 +99,8 @@ class Project:
             # A class instantiated: its __init__ runs.
             if name in facts.classes:
                 return self.method(facts, name, "__init__")
-            return None
+            # An instance of a project class called: `early_stopping(val_loss)` runs `__call__`.
+            return self._instance_method(facts, scope, f"{name}.__call__")
         local = facts.functions.get(name)
         if local is not None:  # `Class.method(...)` within the module
             return facts, local
@@ -115,10 +116,42 @@ class Project:
         return found
 
     def _instance_method(self, facts: ModuleFacts, scope: Scope, name: str):
-        """`meter.all_reduce()` where `meter = AverageMeter(...)`, a class of the project."""
+        """`meter.all_reduce()` where `meter = AverageMeter(...)`, a class of the project; or,
+        when nothing in view builds the receiver, `self.checkpointer.save_checkpoint()` where the
+        project has one class named like it (`DistributedCheckpointer`) that defines the method."""
         head, _, method = name.rpartition(".")
         if not head or head == "self" or head.count(".") > 1:
             return None
+        found = self._constructed_instance_method(facts, scope, head, method)
+        if found is None and not any(isinstance(v, cst.Call) for v in facts.values_of(scope, head)):
+            found = self._named_instance_method(head, method)
+        return found
+
+    def _named_instance_method(self, head: str, method: str):
+        """The method of the one project class whose name ends with the receiver's name
+        (`checkpointer` → `DistributedCheckpointer`, `early_stopping` → `EarlyStopping`)."""
+        spelled = _squashed(head.rsplit(".", 1)[-1])
+        if len(spelled) < 5:
+            return None
+        classes = self.derived("classes by name", self._classes_by_name)
+        found = [
+            target
+            for name, (facts, class_name) in classes.items()
+            if name.endswith(spelled)
+            for target in [self.method(facts, class_name, method)]
+            if target is not None
+        ]
+        return found[0] if len(found) == 1 else None
+
+    def _classes_by_name(self) -> dict[str, tuple[ModuleFacts, str]]:
+        """Project classes by squashed name; a name two modules define is left out (ambiguous)."""
+        seen: dict[str, list[tuple[ModuleFacts, str]]] = {}
+        for facts in self.modules.values():
+            for class_name in facts.classes:
+                seen.setdefault(_squashed(class_name), []).append((facts, class_name))
+        return {name: found[0] for name, found in seen.items() if len(found) == 1}
+
+    def _constructed_instance_method(self, facts: ModuleFacts, scope: Scope, head: str, method: str):
         for value in facts.values_of(scope, head):
             if not isinstance(value, cst.Call):
                 continue
@@ -217,3 +250,8 @@ def index_calls(
             if target is not None:
                 found.setdefault(id(target[1]), []).append((facts, call))
     return found
+
+
+def _squashed(name: str) -> str:
+    """`early_stopping`, `EarlyStopping` → `earlystopping`: how a variable names its class."""
+    return name.replace("_", "").lower()

@@ -784,7 +784,9 @@ class Simulator:
 
         target = analysis.resolve(self.facts, self.scope, func, receiver)
         if target is not None:
-            return self._inline(node, target, args, receiver)
+            result = self._inline(node, target, args, receiver)
+            self._absorb(func, target[1], args)
+            return result
         if method is not None and isinstance(func, cst.Attribute):
             receiver_name = dotted_name(func.value) or ""
             if receiver_name == "self":
@@ -984,6 +986,18 @@ class Simulator:
         self.complete = self.complete and summary.complete
         self.emit(*self._rebase(summary.seq, node, name, bound, arg_nodes))
         return _substitute(summary.ret, bound)
+
+    def _absorb(self, func: cst.BaseExpression, callee: Scope, args: list[Val]) -> None:
+        """A method of a project object that stores what it is given (`early_stopping(val_loss)`,
+        `stopper.update(loss)`) holds per-rank data afterwards when it was given some: what is
+        read from the object later (`early_stopping.early_stop`) differs between ranks."""
+        node = func.value if isinstance(func, cst.Attribute) else func
+        holder = dotted_name(node)
+        if holder is None or holder == "self" or callee.class_name is None:
+            return
+        given = [a for a in args if a is not None and a.kind is Kind.DATA and not a.weak]
+        if given and any(name.startswith("self.") for name in callee.assignments):
+            self.env[holder] = combine([self.lookup(node), *given])
 
     def _rebase(self, seq: Seq, site, name: str, bound, arg_nodes) -> Seq:
         """A callee's sequence as seen from this call: its ops now sit at `site`, and its
