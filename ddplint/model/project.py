@@ -116,29 +116,31 @@ class Project:
         return found
 
     def _instance_method(self, facts: ModuleFacts, scope: Scope, name: str):
-        """`meter.all_reduce()` where `meter = AverageMeter(...)`, a class of the project; or,
-        when nothing in view builds the receiver, `self.checkpointer.save_checkpoint()` where the
-        project has one class named like it (`DistributedCheckpointer`) that defines the method."""
+        """`meter.all_reduce()` where `meter = AverageMeter(...)`, a class of the project."""
         head, _, method = name.rpartition(".")
         if not head or head == "self" or head.count(".") > 1:
             return None
-        found = self._constructed_instance_method(facts, scope, head, method)
-        if found is None and not any(isinstance(v, cst.Call) for v in facts.values_of(scope, head)):
-            found = self._named_instance_method(head, method)
-        return found
+        return self._constructed_instance_method(facts, scope, head, method)
 
-    def _named_instance_method(self, head: str, method: str):
-        """The method of the one project class whose name ends with the receiver's name
-        (`checkpointer` → `DistributedCheckpointer`, `early_stopping` → `EarlyStopping`)."""
+    def guess_method(self, facts: ModuleFacts, scope: Scope, name: str) -> tuple[ModuleFacts, Scope] | None:
+        """`self.checkpointer.save_checkpoint()` where nothing in view builds the receiver (a
+        constructor parameter): the method of the one project class named like the receiver
+        (`DistributedCheckpointer`). A guess: good for the collectives the call may run, not for
+        what it returns."""
+        head, _, method = name.rpartition(".")
+        if not head or head == "self" or head.count(".") > 1:
+            return None
+        if any(isinstance(v, cst.Call) for v in facts.values_of(scope, head)):
+            return None  # built by something in view, which resolution already followed
         spelled = _squashed(head.rsplit(".", 1)[-1])
         if len(spelled) < 5:
             return None
         classes = self.derived("classes by name", self._classes_by_name)
         found = [
             target
-            for name, (facts, class_name) in classes.items()
-            if name.endswith(spelled)
-            for target in [self.method(facts, class_name, method)]
+            for squashed, (module, class_name) in classes.items()
+            if squashed.endswith(spelled)
+            for target in [self.method(module, class_name, method)]
             if target is not None
         ]
         return found[0] if len(found) == 1 else None

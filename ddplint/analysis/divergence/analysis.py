@@ -130,7 +130,11 @@ class Analysis:
                 special = True
             if name in params or (call.method in cat.FSDP_COLLECTIVES and call.receiver in params):
                 calls_param = True
-            target = self.project.resolve_call(facts, call) if depth < 30 else None
+            target = None
+            if depth < 30 and call.name is not None:
+                target = self.project.resolve_call(facts, call) or self.project.guess_method(
+                    facts, scope, call.name
+                )
             if target is not None:
                 r, m, p = self.flags(target[0], target[1], depth + 1)
                 reach = reach or r
@@ -296,6 +300,10 @@ class Analysis:
         if name.split(".", 1)[0] in ("torch", "os", "sys", "time", "math", "numpy", "random"):
             return None
         return self.project.resolve_name(facts, scope, name)
+
+    def guess_method(self, facts: ModuleFacts, scope: Scope, func: cst.BaseExpression):
+        dotted = dotted_name(func)
+        return self.project.guess_method(facts, scope, dotted) if dotted is not None else None
 
     def class_attr(self, facts: ModuleFacts, class_name: str, attr: str, rank_zero: bool) -> Val | None:
         key = ("attr", id(facts), class_name, attr, rank_zero)

@@ -795,6 +795,9 @@ class Simulator:
             if named is not None and named.role is Role.COLLECTIVE and self._exists(named):
                 self._op(self._text(func), func, node, when=named.when, why=named.why)
                 return UNIFORM
+            guessed = analysis.guess_method(self.facts, self.scope, func)
+            if guessed is not None:
+                self._inline(node, guessed, args, receiver)  # its collectives; its result stays unknown
         if dotted is not None:
             last = dotted.rsplit(".", 1)[-1]
             if last in cat.RANK_FUNCTION_NAMES:
