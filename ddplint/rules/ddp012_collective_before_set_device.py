@@ -462,7 +462,7 @@ def _report(ctx: Context, scope: Scope, init: Event, collective: Event, later: E
 
 def _short(facts: ModuleFacts, call: cst.Call) -> str:
     text = facts.text_of(call)
-    if len(text) <= 60 and "\n" not in text:
+    if len(text) <= 80 and "\n" not in text:
         return text
     return f"{facts.text_of(call.func)}(...)"
 
@@ -485,7 +485,7 @@ def _move_set_device(ctx: Context, scope: Scope, init: Event, collective: Event,
     if _contains(target, init.site) and not _plain(facts, argument):
         return None  # moved before the init, it may need the process group that is not there yet
     between = block[block.index(target) : block.index(statement)]
-    if any(_changes(node, reads, bases) for node in between):
+    if any(_changes(facts, node, reads, bases) for node in between):
         return None
     target_start = facts.span(target)[0]
     if not all(_bound_before(facts, scope, name, target_start) for name in reads):
@@ -600,7 +600,7 @@ def _bindings(root: cst.CSTNode, names: set[str]):
         stack.extend(child_nodes(node))
 
 
-def _changes(statement: cst.CSTNode, names: set[str], bases: set[str]) -> bool:
+def _changes(facts: ModuleFacts, statement: cst.CSTNode, names: set[str], bases: set[str]) -> bool:
     """The statement may change what the argument reads: it binds one of `names` (or one of
     their attributes or items), or hands an object whose attribute or item is read (`bases`)
     to a call, which may set it (`init_distributed_mode(args)` sets `args.gpu`)."""
@@ -609,13 +609,20 @@ def _changes(statement: cst.CSTNode, names: set[str], bases: set[str]) -> bool:
     stack = [statement]
     while stack and bases:
         node = stack.pop()
-        if isinstance(node, cst.Call):
-            if any(_names_read(arg.value) & bases for arg in node.args):
+        if isinstance(node, cst.Call) and facts.qualname(node.func) not in PLAIN_CALLS:
+            if any(_root_name(arg.value) in bases for arg in node.args):
                 return True
             if isinstance(node.func, cst.Attribute) and _names_read(node.func.value) & bases:
                 return True
         stack.extend(child_nodes(node))
     return False
+
+
+def _root_name(node: cst.CSTNode) -> str | None:
+    """`args` for `args`, `args.train` or `args["train"]`: the object a call would be handed."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def _bases(node: cst.CSTNode) -> set[str]:
