@@ -321,8 +321,9 @@ def _strings(facts: ModuleFacts, scope: Scope, node: cst.BaseExpression, chain: 
             facts, scope, node.right, chain, depth + 1
         )
     if isinstance(node, cst.Call):
-        name = facts.qualname(node.func)
-        if name in ("os.environ.get", "os.getenv") and len(node.args) > 1:
+        # `os.environ.get("BACKEND", "nccl")`, `config.get("backend", "nccl")`: the default.
+        name = facts.qualname(node.func) or ""
+        if (name == "os.getenv" or name.endswith(".get")) and len(node.args) > 1:
             return _strings(facts, scope, node.args[1].value, chain, depth + 1)
         return set()
     name = dotted_name(node)
