@@ -114,7 +114,7 @@ class CollectiveBeforeSetDevice(Rule):
         for scope in ctx.facts.scopes:
             if order.reach(ctx.facts, scope) != {INIT_KIND, COLLECTIVE, SET}:
                 continue
-            found = _first_misordered(ctx, order.events(ctx.facts, scope))
+            found = _first_misordered(order.events(ctx.facts, scope))
             if found is None or id(found[1].site) in reported:
                 continue
             reported.add(id(found[1].site))
@@ -252,7 +252,7 @@ def _qualified(scope: Scope, call: cst.Call) -> str | None:
     return None
 
 
-def _first_misordered(ctx: Context, events: tuple[Event, ...]) -> tuple[Event, Event, Event] | None:
+def _first_misordered(events: tuple[Event, ...]) -> tuple[Event, Event, Event] | None:
     """(init, collective, set_device): the first collective that runs after an NCCL init without
     `device_id=` and before any device choice, when a later `set_device` shows that this process
     means to use another GPU than GPU 0. None when the order is decided in a called function (it
