@@ -135,23 +135,49 @@ class Project:
         spelled = _squashed(head.rsplit(".", 1)[-1])
         if len(spelled) < 5:
             return None
-        classes = self.derived("classes by name", self._classes_by_name)
+        program = self.derived("programs", self._programs).get(facts.filename, ())
         found = [
             target
-            for squashed, (module, class_name) in classes.items()
-            if squashed.endswith(spelled)
+            for module in program
+            for class_name in module.classes
+            if _squashed(class_name).endswith(spelled)
             for target in [self.method(module, class_name, method)]
             if target is not None
         ]
         return found[0] if len(found) == 1 else None
 
-    def _classes_by_name(self) -> dict[str, tuple[ModuleFacts, str]]:
-        """Project classes by squashed name; a name two modules define is left out (ambiguous)."""
-        seen: dict[str, list[tuple[ModuleFacts, str]]] = {}
-        for facts in self.modules.values():
-            for class_name in facts.classes:
-                seen.setdefault(_squashed(class_name), []).append((facts, class_name))
-        return {name: found[0] for name, found in seen.items() if len(found) == 1}
+    def _programs(self) -> dict[str, tuple[ModuleFacts, ...]]:
+        """File → the modules import-connected with it (either way): one program. A guess by
+        name looks only there, so it never depends on what else a run happens to check."""
+        linked: dict[str, set[str]] = {filename: set() for filename in self.files}
+        for filename, facts in self.files.items():
+            for targets in facts.imports.bindings.values():
+                for target in targets:
+                    other = self._module_of(target)
+                    if other is not None and other.filename != filename:
+                        linked[filename].add(other.filename)
+                        linked[other.filename].add(filename)
+        programs: dict[str, tuple[ModuleFacts, ...]] = {}
+        for start in sorted(linked):
+            if start in programs:
+                continue
+            members, stack = {start}, [start]
+            while stack:
+                for other in linked[stack.pop()] - members:
+                    members.add(other)
+                    stack.append(other)
+            program = tuple(self.files[m] for m in sorted(members))
+            for member in members:
+                programs[member] = program
+        return programs
+
+    def _module_of(self, qualified: str) -> ModuleFacts | None:
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = self.modules.get(".".join(parts[:cut]))
+            if module is not None:
+                return module
+        return None
 
     def _constructed_instance_method(self, facts: ModuleFacts, scope: Scope, head: str, method: str):
         for value in facts.values_of(scope, head):

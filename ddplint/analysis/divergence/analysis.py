@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
+from dataclasses import replace
 
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import Kind, Val, const
@@ -50,6 +51,8 @@ class Analysis:
         self._findings: dict[str, list[Finding]] | None = None
         self._flags: dict[int, tuple[bool, bool, bool]] = {}
         self._unwraps: dict[int, bool] = {}
+        self._protocols: dict[tuple[int, str], bool] = {}
+        self._exits_in_protocols: set[int] | None = None
         self._distributed: set[str] | None = None
         self._spawned: set[int] | None = None
         self._libraries: dict[str, set[str]] | None = None
@@ -144,6 +147,58 @@ class Analysis:
         result = (reach, special, calls_param)
         self._flags[key] = result
         return result
+
+    def _in_protocol(self, facts: ModuleFacts, name: str) -> bool:
+        """Whether the function `name` of `facts` (or one it is nested in) hosts a leader/follower
+        loop: the other ranks loop on a value rank 0 broadcasts (`while True: dist.broadcast(signal,
+        src=0); if signal.item() == 0: break; closure()`) and run what rank 0 asks, as many times
+        as it asks (a rank-0-driven `LBFGS.step(closure)`). Which collectives pair up then
+        depends on run-time values the simulation does not have: nothing in there is reported."""
+        key = (id(facts), name)
+        if key not in self._protocols:
+            parts = name.split(".<locals>.")
+            self._protocols[key] = any(
+                _follower_loop(facts, facts.functions.get(".<locals>.".join(parts[:cut])))
+                for cut in range(1, len(parts) + 1)
+            )
+        return self._protocols[key]
+
+    def _without_protocols(self, seq: Seq) -> Seq:
+        exits = self._protocol_exits()
+        if not exits:
+            return seq
+        out = []
+        for item in seq:
+            if isinstance(item, Op) and self._through_protocol(item):
+                continue
+            if isinstance(item, Exit) and id(item.node) in exits:
+                continue
+            if isinstance(item, Choice):
+                item = replace(item, arms=tuple(self._without_protocols(arm) for arm in item.arms))
+            elif isinstance(item, Loop):
+                item = replace(item, body=self._without_protocols(item.body))
+            out.append(item)
+        return tuple(out)
+
+    def _protocol_exits(self) -> set[int]:
+        """The `break`/`continue`/`return` nodes of every function hosting a leader/follower loop
+        (nested functions included); empty when the project has none, the common case."""
+        if self._exits_in_protocols is None:
+            found: set[int] = set()
+            for facts in self.project.files.values():
+                for scope in facts.scopes:
+                    if _follower_loop(facts, scope):
+                        stack = [scope.node]
+                        while stack:
+                            node = stack.pop()
+                            if isinstance(node, (cst.Break, cst.Continue, cst.Return)):
+                                found.add(id(node))
+                            stack.extend(child_nodes(node))
+            self._exits_in_protocols = found
+        return self._exits_in_protocols
+
+    def _through_protocol(self, op: Op) -> bool:
+        return any(self._in_protocol(op.origin[0], name) for name in op.via)
 
     def unwraps(self, scope: Scope) -> bool:
         """Whether a function returns the `.module` of something (`unwrap_model(model)`): what it
@@ -459,13 +514,18 @@ class Analysis:
     def _check(self, facts: ModuleFacts, scope: Scope, world: str | None = None) -> list[Finding]:
         if not self.flags(facts, scope)[0]:
             return []  # no collective within reach: every rank runs the same (empty) sequence
+        if self._in_protocol(facts, scope.name):
+            return []
         no_args = tuple(None for _ in scope.params)
         zero = self.summary(facts, scope, True, no_args, world)
         other = self.summary(facts, scope, False, no_args, world)
         # Part of it could not be summarised: comparing the sequences would invent differences,
         # but a loop over unevenly split data, or a collective in a split barrier, is still one.
         complete = zero.complete and other.complete
-        findings = self._compare(facts, scope, zero.seq, other.seq) if complete else []
+        # What a protocol exchanges pairs up at run time: compared without it, what is left
+        # (a rank-0-only `break` around it) still shows.
+        seqs = [self._without_protocols(zero.seq), self._without_protocols(other.seq)]
+        findings = self._compare(facts, scope, *seqs) if complete else []
         for summary in (zero, other):
             if complete:
                 findings.extend(_divergent_choices(summary.seq))
@@ -477,7 +537,8 @@ class Analysis:
                 )
             for op, block in summary.split_findings:
                 findings.append(Finding(Cause.RANK, "split-barrier", op.facts, op.site, [op], block=block))
-        return findings
+        # a finding is kept when one collective outside any protocol proves it
+        return [f for f in findings if not (f.ops and all(self._through_protocol(op) for op in f.ops))]
 
     def _compare(self, facts: ModuleFacts, scope: Scope, zero: Seq, other: Seq) -> list[Finding]:
         shared = choice_nodes(zero) & choice_nodes(other)
@@ -525,7 +586,12 @@ class Analysis:
             # is reported here: the callee alone does not know what it was given.
             resolved_here = any(op.resolved_here for op in left_ops + right_ops)
             if first.guard is None and not explained and not resolved_here:
-                continue  # the difference is inside a callee, reported there
+                # Unless one rank class leaves the loop here under a rank test (`if rank == 0:`
+                # around a patience check that breaks): the rest of its iterations is missing.
+                stopped = _rank_stop(a, b, i1, j1, left, right)
+                if stopped is not None:
+                    findings.append(stopped)
+                continue  # else the difference is inside a callee, reported there
             for finding in self._difference(a, b, i1, j1, left_ops, right_ops):
                 if finding.kind == "order":
                     settled |= {op.name for op in finding.ops + finding.other_ops}
@@ -644,7 +710,9 @@ def _loop_ops(tokens: list, index: int) -> list[Op]:
         return []
     closing = ("]", tokens[start].key[1])
     end = next((k for k in range(start + 1, len(tokens)) if tokens[k].key == closing), len(tokens))
-    return [t.item for t in tokens[start + 1 : end] if isinstance(t.item, Op) and t.item.param is None]
+    # What the rest of this iteration runs comes first, then the next iteration's start.
+    order = [*range(max(index, start + 1), end), *range(start + 1, min(index, end))]
+    return [tokens[k].item for k in order if isinstance(tokens[k].item, Op) and tokens[k].item.param is None]
 
 
 def _within(facts: ModuleFacts, scope: Scope, node: cst.CSTNode) -> bool:
@@ -806,6 +874,25 @@ def _context_value(value: Val | None) -> Val | None:
     if key[0] == "const":
         return const(value.const)
     return Val(value.kind, value.const, rank=True, origin=value.origin)
+
+
+def _follower_loop(facts: ModuleFacts, scope: Scope | None) -> bool:
+    """A `while` loop in a function that tests the rank, holding a broadcast and a `break`."""
+    if scope is None or not scope.rank_names or not isinstance(scope.node, cst.FunctionDef):
+        return False
+    for node in _own_nodes(scope.node):
+        if not isinstance(node, cst.While):
+            continue
+        inside = list(_own_nodes(node))
+        broadcasts = any(
+            isinstance(n, cst.Call)
+            and facts.qualname(n.func)
+            in ("torch.distributed.broadcast", "torch.distributed.broadcast_object_list")
+            for n in inside
+        )
+        if broadcasts and any(isinstance(n, cst.Break) for n in inside):
+            return True
+    return False
 
 
 def _own_nodes(function: cst.FunctionDef):

@@ -118,6 +118,9 @@ class Simulator:
                 self.env[name] = main_flag(self.rank_zero, f"`{name}`").with_deps(frozenset({index}))
             elif name in cat.WORLD_SIZE_NAMES:
                 self.env[name] = WORLD_SIZE.with_deps(frozenset({index}))
+            elif name in cat.DISTRIBUTED_NAMES:
+                # `def train(..., distributed)`: a hang needs a distributed run
+                self.env[name] = const(True).with_deps(frozenset({index}))
             elif name == "accelerator":
                 self.env[name] = Val(Kind.OBJECT, tag="accelerator", deps=frozenset({index}))
             elif index == 0 and self.analysis.spawned(self.scope):
