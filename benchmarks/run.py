@@ -4,6 +4,13 @@
     python benchmarks/run.py --corpus torch-ddp       # a 112-file part of it: TorchFix is slow
     python benchmarks/run.py --corpus torch --corpus stdlib --tools ddplint,flake8,ruff
     python benchmarks/run.py --scaling                # ddplint on the corpus x1, x2, x4
+    python benchmarks/run.py --corpus FOLDER --tools flake8-file --one-file train.py --runs 9
+
+flake8-file: flake8 on one file of the corpus, as an editor runs it on every save, in three
+set-ups measured in turn, run after run: flake8 alone (its own environment, without ddplint),
+flake8 with ddplint installed beside it and `--select E,F,W,C90` (flake8's own codes: ddplint's
+are off), and the same with flake8's default selection (ddplint's codes on), the project's
+`.ddplint_cache/` warm and the file edited before each run.
 
 Each comparison tool gets its own virtual environment under --venvs (built when missing: their pins
 conflict, TorchFix needs libcst < 1.6). ddplint runs from the interpreter running this script.
@@ -35,9 +42,19 @@ from measure import run_measured
 HERE = Path(__file__).parent
 # ddplint-warm: nothing changed since the last run. ddplint-edit: one module changed (a comment
 # appended to the corpus's largest module before each run), its import group checked again.
-TOOLS = ("ddplint", "ddplint-warm", "ddplint-edit", "torchfix", "fixit", "flake8", "ruff")
-# Packages installed into each tool's own environment.
-PACKAGES = {"torchfix": ["torchfix"], "fixit": ["fixit"], "flake8": ["flake8"], "ruff": ["ruff"]}
+TOOLS = ("ddplint", "ddplint-warm", "ddplint-edit", "torchfix", "fixit", "flake8", "ruff", "flake8-file")
+REPO = HERE.parent
+# Packages installed into each tool's own environment. flake8-ddplint: flake8 with this tree's
+# ddplint, installed as a user would (not editable), again at every run of this script.
+PACKAGES = {
+    "torchfix": ["torchfix"],
+    "fixit": ["fixit"],
+    "flake8": ["flake8"],
+    "ruff": ["ruff"],
+    "flake8-ddplint": ["flake8", str(REPO)],
+}
+# flake8's own codes, its default selection without plugins.
+FLAKE8_OWN_CODES = "E,F,W,C90"
 
 
 def torch_folder() -> Path:
@@ -125,13 +142,21 @@ class Row:
 def ensure_venv(venvs: Path, tool: str) -> Path:
     """The tool's own environment, created and filled on first use."""
     env = venvs / tool
-    binary = env / "bin" / tool
+    binary = env / "bin" / tool.split("-")[0]
     if not binary.exists():
         print(f"building the {tool} environment in {env} ...", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(env)], check=True)
         pip = [str(env / "bin" / "python"), "-m", "pip", "install", "-q"]
         subprocess.run([*pip, *PACKAGES[tool]], check=True)
     return env / "bin"
+
+
+def ddplint_beside_flake8(venvs: Path) -> Path:
+    """flake8's environment with this tree's ddplint installed in it, as it is now."""
+    bin_dir = ensure_venv(venvs, "flake8-ddplint")
+    pip = [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall"]
+    subprocess.run([*pip, str(REPO)], check=True)
+    return bin_dir
 
 
 def tool_version(argv: list[str]) -> str:
@@ -221,6 +246,46 @@ def measure(tool: str, corpus: str, folder: Path, args) -> Row:
     return row
 
 
+def measure_flake8_file(corpus: str, project: Path, one_file: str | None, args) -> list[Row]:
+    """flake8 on one file of `project` (run in it, as an editor runs it on every save): alone,
+    with ddplint beside it and its codes off, and with its codes on; one run of each in turn."""
+    files = python_files(project)
+    path = project / one_file if one_file else max(map(Path, files), key=lambda p: (p.stat().st_size, str(p)))
+    name = str(path.relative_to(project))
+    alone = ensure_venv(args.venvs, "flake8") / "flake8"
+    beside = ddplint_beside_flake8(args.venvs)
+    setups = {
+        f"flake8 on {name}, without ddplint": [str(alone), "--exit-zero", name],
+        "the same, ddplint installed, DDP off": [
+            str(beside / "flake8"),
+            "--exit-zero",
+            "--select",
+            FLAKE8_OWN_CODES,
+            name,
+        ],
+        "the same, ddplint installed, DDP on": [str(beside / "flake8"), "--exit-zero", name],
+    }
+    # The project's cache as `ddplint check` leaves it after an edit: findings, and the modules
+    # of the edited file's import group kept parsed (see ddplint.run.cache.trees).
+    check = [str(beside / "ddplint"), "check", "-q", "--exit-zero", "."]
+    run_measured(check, cwd=project)
+    edit(path)
+    run_measured(check, cwd=project)
+    rows = [Row(corpus, setup, tool_version([argv[0], "--version"]), 1) for setup, argv in setups.items()]
+    for _ in range(args.runs):
+        edit(path)  # saved again: the file's own tree is never the one kept
+        for row, argv in zip(rows, setups.values()):
+            sample = run_measured(argv, cwd=project)
+            row.runs.append(round(sample.seconds, 3))
+            row.cpu.append(round(sample.cpu_seconds, 3))
+            row.exit_codes.append(sample.returncode)
+            row.peak_rss_mb = max(row.peak_rss_mb, round(sample.peak_rss / 2**20, 1))
+            print(f"  {row.tool:<50} {sample.seconds:8.2f} s", file=sys.stderr)
+    for row in rows:
+        row.ratio = round(row.median / rows[0].median, 2)
+    return rows
+
+
 def edit(path: Path) -> None:
     """A change that leaves the module's findings alone."""
     with open(path, "a", encoding="utf-8") as handle:
@@ -243,7 +308,7 @@ def scaling(corpus: str, source: Path, work: Path, args) -> list[Row]:
     return rows
 
 
-def markdown(rows: list[Row], scale_rows: list[Row], meta: dict) -> str:
+def markdown(rows: list[Row], scale_rows: list[Row], file_rows: list[Row], meta: dict) -> str:
     lines = [
         f"# ddplint benchmark — {meta['date']}",
         "",
@@ -252,12 +317,16 @@ def markdown(rows: list[Row], scale_rows: list[Row], meta: dict) -> str:
         f"{meta['cpus']} CPUs, Python {meta['python']}, {meta['platform']}; load average before the "
         f"run {meta['load_before']}, after {meta['load_after']}. Median of {meta['runs']} runs; peak "
         "RSS summed over the whole process tree; CPU = user + system seconds of the tree (steadier "
-        "than wall time on a shared machine); ratio = median wall seconds / ddplint (cold) median "
-        "wall seconds in this run.",
+        "than wall time on a shared machine).",
         "",
-        "| corpus | tool | version | files | median s | CPU s | peak RSS MB | files/s | time / ddplint |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
+    if rows:
+        lines += [
+            "Ratio = median wall seconds / ddplint (cold) median wall seconds in this run.",
+            "",
+            "| corpus | tool | version | files | median s | CPU s | peak RSS MB | files/s | time / ddplint |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
     for r in rows:
         ratio = f"{r.ratio:.2f}" if r.ratio is not None else ""
         lines.append(
@@ -278,6 +347,20 @@ def markdown(rows: list[Row], scale_rows: list[Row], meta: dict) -> str:
                 f"| {r.corpus} | {r.files} | {r.median:.2f} | {r.median_cpu:.1f} | {r.peak_rss_mb:.0f} "
                 f"| {r.ratio:.2f} |"
             )
+    if file_rows:
+        lines += [
+            *([""] if rows or scale_rows else []),
+            "flake8 on one file, with and without ddplint installed (run in turn, run after run; "
+            "ratio = median wall seconds / flake8 without ddplint):",
+            "",
+            "| corpus | set-up | flake8 | median s | CPU s | peak RSS MB | time / flake8 alone |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: |",
+        ]
+        for r in file_rows:
+            lines.append(
+                f"| {r.corpus} | {r.tool} | {r.version} | {r.median:.2f} | {r.median_cpu:.2f} "
+                f"| {r.peak_rss_mb:.0f} | {r.ratio:.2f} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -290,6 +373,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, help="passed to ddplint as --jobs")
     parser.add_argument("--scaling", action="store_true", help="also run ddplint on the corpus x1, x2, x4")
+    parser.add_argument(
+        "--one-file", help="flake8-file: the file, relative to the corpus (default: its largest)"
+    )
     parser.add_argument("--venvs", type=Path, default=HERE / ".venvs")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args()
@@ -300,7 +386,9 @@ def main() -> None:
         parser.error(f"unknown tools: {', '.join(sorted(unknown))}")
     if not ddplint_supports("--no-cache"):  # no cache in this version: nothing to warm
         tools = [t for t in tools if t not in ("ddplint-warm", "ddplint-edit")]
-    if "ddplint" not in tools:
+    file_tools = [t for t in tools if t == "flake8-file"]
+    tools = [t for t in tools if t != "flake8-file"]
+    if tools and "ddplint" not in tools:
         tools.insert(0, "ddplint")
     compile_ddplint()
     meta = {
@@ -314,6 +402,7 @@ def main() -> None:
     }
     rows: list[Row] = []
     scale_rows: list[Row] = []
+    file_rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="ddplint-bench-") as tmp:
         for corpus in corpora:
             label = Path(corpus).name if Path(corpus).is_dir() else corpus
@@ -321,21 +410,26 @@ def main() -> None:
             count = copy_corpus(*corpus_roots(corpus), folder)
             print(f"{label}: {count} files", file=sys.stderr)
             corpus_rows = [measure(tool, label, folder, args) for tool in tools]
-            base = corpus_rows[0].median
             for row in corpus_rows:
-                row.ratio = round(row.median / base, 2)
+                row.ratio = round(row.median / corpus_rows[0].median, 2)
             rows += corpus_rows
+            if file_tools:
+                project = folder / corpus_roots(corpus)[0].name
+                file_rows += measure_flake8_file(label, project, args.one_file, args)
             if args.scaling:
                 scale_rows += scaling(label, folder, Path(tmp) / label / "scaling", args)
     meta["load_after"] = round(os.getloadavg()[0], 2)
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "-".join(Path(c).name if Path(c).is_dir() else c for c in corpora)
-    table = markdown(rows, scale_rows, meta)
+    if file_rows and not rows:
+        stem += "-flake8-file"
+    table = markdown(rows, scale_rows, file_rows, meta)
     (args.out / f"{stem}.md").write_text(table, encoding="utf-8")
     data = {
         "meta": meta,
         "rows": [asdict(r) | {"median": r.median, "median_cpu": r.median_cpu} for r in rows],
         "scaling": [asdict(r) | {"median": r.median, "median_cpu": r.median_cpu} for r in scale_rows],
+        "flake8_file": [asdict(r) | {"median": r.median, "median_cpu": r.median_cpu} for r in file_rows],
     }
     (args.out / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(table)

@@ -248,7 +248,7 @@ def test_a_run_without_the_cache_may_read_the_kept_trees(
 
 
 def test_flakes_run_reads_the_kept_trees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ddplint.integrations import flake8_plugin
+    from ddplint.integrations import flake8_findings
 
     _write(tmp_path, PROJECT)
     monkeypatch.chdir(tmp_path)  # flake8 in the project, as `ddplint check` was
@@ -256,10 +256,10 @@ def test_flakes_run_reads_the_kept_trees(tmp_path: Path, monkeypatch: pytest.Mon
     _write(tmp_path, {"pkg/evaluate.py": textwrap.dedent(PROJECT["pkg/evaluate.py"]) + "# edited\n"})
     _findings(tmp_path, cache=True)  # keeps the group of pkg/evaluate.py
     parsed = _parsed(monkeypatch, tmp_path)
-    flake8_plugin._whole_run.cache_clear()
-    flake8_plugin._analysis_settings.cache_clear()
-    found = flake8_plugin._whole_run((str(tmp_path),), str(tmp_path), 0.0, True)
-    flake8_plugin._whole_run.cache_clear()
+    flake8_findings._whole_run.cache_clear()
+    flake8_findings._analysis_settings.cache_clear()
+    found = flake8_findings._whole_run((str(tmp_path),), str(tmp_path), 0.0, True)
+    flake8_findings._whole_run.cache_clear()
     assert set(parsed) <= {"broken.py"}  # (it may be checked in a worker: then not seen here)
     assert "DDP001" in {d.code for d in found[str((tmp_path / "train.py").resolve())]}
 

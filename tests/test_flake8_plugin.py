@@ -91,12 +91,12 @@ def test_file_level_noqa_and_disable_noqa(tmp_path: Path) -> None:
 
 
 def test_an_internal_error_is_reported_not_raised(monkeypatch) -> None:
-    from ddplint.integrations import flake8_plugin
+    from ddplint.integrations import flake8_findings, flake8_plugin
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(flake8_plugin, "check_buffer", broken)
+    monkeypatch.setattr(flake8_findings, "check_buffer", broken)
     [(row, col, message, _)] = list(flake8_plugin.Plugin(None, "a.py", ["x = 1\n"]).run())
     assert (row, col) == (1, 0)
     assert message.startswith("DDP900 internal error in ddplint (RuntimeError: boom)")
@@ -115,11 +115,15 @@ def test_a_folder_gets_the_findings_of_check(tmp_path: Path) -> None:
 @pytest.fixture
 def plugin(monkeypatch):
     """A Plugin class configured as flake8 would, over `filenames`; restored afterwards."""
-    from ddplint.integrations import flake8_plugin
+    from ddplint.integrations import flake8_findings, flake8_plugin
 
-    for name in ("options", "context_budget", "honour_noqa"):
+    for name in ("options", "selection", "context_budget", "honour_noqa"):
         monkeypatch.setattr(flake8_plugin.Plugin, name, getattr(flake8_plugin.Plugin, name))
-    caches = (flake8_plugin._whole_run, flake8_plugin._expanded)  # a test may replace them meanwhile
+    caches = (
+        flake8_findings._whole_run,
+        flake8_findings._expanded,
+        flake8_findings._reporting,
+    )  # a test may replace them meanwhile
     for cache in caches:
         cache.cache_clear()
     yield _configured
@@ -152,14 +156,14 @@ def runs(monkeypatch) -> list:
 
 
 def test_one_run_answers_every_file_flake8_was_given(tmp_path: Path, monkeypatch, plugin, runs) -> None:
-    from ddplint.integrations import flake8_plugin
+    from ddplint.integrations import flake8_findings
 
     (tmp_path / "two.py").write_bytes(TWO.read_bytes())
     (tmp_path / "crlf.py").write_bytes(TWO.read_bytes().replace(b"\n", b"\r\n"))
     (tmp_path / "plain.py").write_text("x = 1\n", encoding="utf-8")  # skipped by the prefilter
     monkeypatch.chdir(tmp_path)
     alone = []
-    monkeypatch.setattr(flake8_plugin, "check_buffer", lambda *args, **kwargs: alone.append(args))
+    monkeypatch.setattr(flake8_findings, "check_buffer", lambda *args, **kwargs: alone.append(args))
     cls = plugin(["."])
     two = TWO.read_text(encoding="utf-8")
     expected = [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
@@ -180,12 +184,12 @@ def test_a_text_other_than_the_runs_is_checked_alone(tmp_path: Path, monkeypatch
 
 
 def test_stdin_is_checked_alone(monkeypatch, plugin) -> None:
-    from ddplint.integrations import flake8_plugin
+    from ddplint.integrations import flake8_findings
 
     def no_run(*args):
         raise AssertionError("stdin needs no run over paths")
 
-    monkeypatch.setattr(flake8_plugin, "_whole_run", no_run)
+    monkeypatch.setattr(flake8_findings, "_whole_run", no_run)
     cls = plugin(["-"])
     found = _found(cls, "train.py", TWO.read_text(encoding="utf-8"))
     assert found == [(row, col - 1, code) for row, col, code in TWO_FINDINGS]
@@ -217,11 +221,11 @@ def test_workers_that_inherit_nothing_ask_for_it_themselves(
     # Workers started afresh (macOS, Windows) would not inherit a run done before they start.
     from flake8.options.parse_args import parse_args
 
-    from ddplint.integrations import flake8_plugin
+    from ddplint.integrations import flake8_findings, flake8_plugin
 
     (tmp_path / "two.py").write_bytes(TWO.read_bytes())
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(flake8_plugin, "_start_method", lambda: "spawn")
+    monkeypatch.setattr(flake8_findings, "_start_method", lambda: "spawn")
     parse_args(["."])
     assert runs == []
     found = _found(flake8_plugin.Plugin, "./two.py", TWO.read_text(encoding="utf-8"))

@@ -1,0 +1,167 @@
+"""The findings flake8's plugin reports (see ddplint.integrations.flake8_plugin, which loads this
+module only once flake8 may report one of ddplint's codes).
+
+When flake8 is given paths (not stdin), ddplint checks the files flake8 checks in one run, as
+`ddplint check` does, and answers each file from that run: each file alone would analyse its
+project again (a whole `flake8 .` took four to fifteen times as long). The run is done while
+flake8 parses its options, before it forks its workers, or else when a process first asks. The
+file on disk is read only to confirm it holds flake8's `lines`; a file that does not is checked
+from `lines`, alone.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ddplint.config import ConfigError, Settings, load_settings
+from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic
+from ddplint.run.buffer import check_buffer
+from ddplint.run.memory import give_back_free_memory
+from ddplint.syntax.reading import LoadError, read_source
+
+if TYPE_CHECKING:
+    from ddplint.integrations.flake8_plugin import Selection
+
+# flake8 reports unreadable and unparsable files itself (E902, E999).
+_FLAKE8_OWN = frozenset({IO_ERROR, SYNTAX_ERROR})
+
+
+@lru_cache(maxsize=64)
+def _analysis_settings(folder: str) -> Settings:
+    try:
+        found = load_settings(None, Path(folder))
+    except ConfigError:
+        found = Settings()
+    return Settings(collectives=found.collectives, rank_predicates=found.rank_predicates, root=found.root)
+
+
+@lru_cache(maxsize=1)
+def _whole_run(paths: tuple[str, ...], cwd: str, budget: float, noqa: bool) -> dict[str, list[Diagnostic]]:
+    """Resolved file name → its findings, for every file `ddplint check` would check among
+    `paths` (those the prefilter skips have none). Empty when the run fails: each file is then
+    checked alone (and reports what goes wrong), without trying the run again."""
+    from ddplint.run.runner import RunOptions, run
+
+    # flake8's parallel workers are daemon processes, which may not start processes of their own.
+    jobs = 1 if multiprocessing.current_process().daemon else None
+    options = RunOptions(context_budget=budget, jobs=jobs, noqa=noqa, read_trees=True)
+    try:
+        result = run(list(paths), _analysis_settings(cwd), options)
+    except Exception:  # a bug of ours must not stop flake8's run
+        return {}
+    found: dict[str, list[Diagnostic]] = {os.path.realpath(path): [] for path in result.discovered}
+    for file in result.files:
+        found[os.path.realpath(file.filename)] = file.diagnostics
+    return found
+
+
+def _flake8_files(options: Any) -> tuple[str, ...] | None:
+    """The files flake8 checks: its paths with its own `--exclude` and `--filename` applied (a
+    vendored folder flake8 leaves alone is not read); the paths as given with another flake8.
+    None when flake8 reads stdin."""
+    paths = tuple(options.filenames or ()) or (".",)  # flake8's default
+    if "-" in paths:
+        return None
+    try:
+        exclude = (*options.exclude, *options.extend_exclude)
+        return _expanded(paths, options.stdin_display_name, tuple(options.filename), exclude, os.getcwd())
+    except Exception:
+        return paths
+
+
+@lru_cache(maxsize=1)
+def _expanded(
+    paths: tuple[str, ...], stdin_name: str, patterns: tuple[str, ...], exclude: tuple[str, ...], cwd: str
+) -> tuple[str, ...]:
+    """flake8's own expansion of its paths (relative to `cwd`, part of the key only)."""
+    from flake8.discover_files import expand_paths
+
+    return tuple(
+        expand_paths(paths=paths, stdin_display_name=stdin_name, filename_patterns=patterns, exclude=exclude)
+    )
+
+
+@lru_cache(maxsize=1)
+def _reporting(files: tuple[str, ...], selection: Selection) -> tuple[str, ...]:
+    """Those of `files` flake8 may report ddplint's codes for: a `per-file-ignores` entry that
+    ignores them all keeps a file out of the run (it is still read as context where needed)."""
+    return tuple(name for name in files if selection.for_file(name))
+
+
+def _run_files(options: Any, selection: Selection) -> tuple[str, ...] | None:
+    files = _flake8_files(options)
+    return None if files is None else _reporting(files, selection)
+
+
+def _start_method() -> str:
+    """How flake8's workers will start (the first method listed is the platform's default)."""
+    return multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
+
+
+def run_ahead(options: Any, selection: Selection, budget: float, noqa: bool) -> None:
+    """The run over flake8's files, done in flake8's own process while it parses its options:
+    the workers it then forks inherit it (else each does it, alone)."""
+    if _start_method() != "fork":
+        return  # workers started afresh would not inherit it: each asks when it needs it
+    files = _run_files(options, selection)
+    if not files:
+        return  # stdin, or no file flake8 reports ddplint's codes for
+    _whole_run(files, os.getcwd(), budget, noqa)
+    if len(_flake8_files(options) or ()) < 2:
+        return  # flake8 checks one file in its own process: no worker will copy it
+    # The trees' cycles freed, and the pages they held given back, before the workers copy
+    # this process: else each worker's collector walks them again.
+    gc.collect()
+    give_back_free_memory()
+
+
+def findings(
+    filename: str, lines: list[str], options: Any, selection: Selection | None, budget: float, noqa: bool
+) -> list[tuple[int, int, str]]:
+    """(row, 0-based column, "CODE message") of each finding flake8 is to report for `lines`."""
+    diagnostics = None
+    if options is not None and selection is not None:
+        diagnostics = _from_whole_run(filename, lines, options, selection, budget, noqa)
+    if diagnostics is None:
+        folder = str(Path(filename).resolve().parent)
+        diagnostics = check_buffer(
+            filename, "".join(lines), _analysis_settings(folder), budget=budget, noqa=noqa
+        ).diagnostics
+    found = []
+    for d in diagnostics:
+        if d.code in _FLAKE8_OWN:
+            continue
+        code = "DDP900" if d.code == INTERNAL_ERROR else d.code
+        # flake8 columns are 0-based (it adds one when printing).
+        found.append((d.location.row, d.location.column - 1, f"{code} {d.message}"))
+    return found
+
+
+def _from_whole_run(
+    filename: str, lines: list[str], options: Any, selection: Selection, budget: float, noqa: bool
+) -> list[Diagnostic] | None:
+    """This file's findings in the run over flake8's files; None when that run did not check it
+    (excluded, not parsed, not read) or flake8's text is not the file's."""
+    files = _run_files(options, selection)
+    if not files:
+        return None  # stdin
+    run = _whole_run(files, os.getcwd(), budget, noqa)
+    found = run.get(os.path.realpath(filename))
+    if found is None or any(d.code in _FLAKE8_OWN for d in found):
+        return None
+    try:
+        text = read_source(filename).text
+    except LoadError:
+        return None
+    return found if _same_text(text, lines) else None
+
+
+def _same_text(read: str, lines: list[str]) -> bool:
+    """flake8 reads with universal newlines: compare line breaks as `\n`."""
+    given = "".join(lines)
+    return read == given or read.replace("\r\n", "\n").replace("\r", "\n") == given
