@@ -79,7 +79,7 @@ def decide(monkeypatch, tmp_path: Path):
         (["--ignore", "DDP"], False),
         (["--ignore", "DDP001"], True),
         (["--extend-ignore", "DDP"], False),
-        (["--extend-ignore", "DDP00,DDP010"], False),  # every code, by two prefixes
+        (["--extend-ignore", "DDP00,DDP01"], False),  # every code, by two prefixes
         (["--extend-ignore", "DDP00"], True),  # DDP010 is still reported
         (["--select", "DDP", "--ignore", "DDP0"], False),  # the longer prefix wins
         (["--select", "DDP0", "--ignore", "DDP"], True),
@@ -95,7 +95,7 @@ def test_per_file_ignores_decide_per_file(decide) -> None:
     assert decide(args, "./tests/test_train.py") is False
     assert decide(args, "./vendor/theirs.py") is True  # the other codes still
     assert decide(args, "./train.py") is True
-    assert decide([*args, "--extend-ignore", "DDP00,DDP010"], "./train.py") is False
+    assert decide([*args, "--extend-ignore", "DDP00,DDP01"], "./train.py") is False
 
 
 def test_flake8_configuration_decides(decide, tmp_path: Path) -> None:
