@@ -25,6 +25,7 @@ from ddplint.analysis.divergence.seq import (
     choice_nodes,
     has_ops,
     linearize,
+    matters,
     walk,
 )
 from ddplint.analysis.divergence.simulate import Simulator, launch_class_test, unpacked
@@ -164,21 +165,31 @@ class Analysis:
         return self._protocols[key]
 
     def _without_protocols(self, seq: Seq) -> Seq:
+        """`seq` with each run of a protocol's collectives (and the followers' loop around them)
+        as one opaque collective: both sides entering the protocol compare equal, one side
+        entering it alone still shows."""
         exits = self._protocol_exits()
         if not exits:
             return seq
-        out = []
+        out: list = []
         for item in seq:
-            if isinstance(item, Op) and self._through_protocol(item):
-                continue
             if isinstance(item, Exit) and id(item.node) in exits:
                 continue
-            if isinstance(item, Choice):
+            if isinstance(item, Op):
+                name = self._protocol_of(item)
+                item = item if name is None else replace(item, name=f"protocol {name}")
+            elif isinstance(item, Choice):
                 item = replace(item, arms=tuple(self._without_protocols(arm) for arm in item.arms))
             elif isinstance(item, Loop):
                 item = replace(item, body=self._without_protocols(item.body))
+            item = _protocol_token(item) or item
+            if isinstance(item, Op) and out and isinstance(out[-1], Op) and out[-1].name == item.name:
+                continue  # one token for the whole exchange, however many turns it takes
             out.append(item)
         return tuple(out)
+
+    def _protocol_of(self, op: Op) -> str | None:
+        return next((name for name in op.via if self._in_protocol(op.origin[0], name)), None)
 
     def _protocol_exits(self) -> set[int]:
         """The `break`/`continue`/`return` nodes of every function hosting a leader/follower loop
@@ -196,9 +207,6 @@ class Analysis:
                             stack.extend(child_nodes(node))
             self._exits_in_protocols = found
         return self._exits_in_protocols
-
-    def _through_protocol(self, op: Op) -> bool:
-        return any(self._in_protocol(op.origin[0], name) for name in op.via)
 
     def unwraps(self, scope: Scope) -> bool:
         """Whether a function returns the `.module` of something (`unwrap_model(model)`): what it
@@ -537,8 +545,7 @@ class Analysis:
                 )
             for op, block in summary.split_findings:
                 findings.append(Finding(Cause.RANK, "split-barrier", op.facts, op.site, [op], block=block))
-        # a finding is kept when one collective outside any protocol proves it
-        return [f for f in findings if not (f.ops and all(self._through_protocol(op) for op in f.ops))]
+        return findings
 
     def _compare(self, facts: ModuleFacts, scope: Scope, zero: Seq, other: Seq) -> list[Finding]:
         shared = choice_nodes(zero) & choice_nodes(other)
@@ -874,6 +881,24 @@ def _context_value(value: Val | None) -> Val | None:
     if key[0] == "const":
         return const(value.const)
     return Val(value.kind, value.const, rank=True, origin=value.origin)
+
+
+def _protocol_token(item) -> Op | None:
+    """The protocol token a choice or loop holding nothing else stands for."""
+    if isinstance(item, Op):
+        return item if item.name.startswith("protocol ") else None
+    inner = [
+        x
+        for x in walk((item,))
+        if x is not item
+        and matters(x)
+        and not isinstance(x, (Choice, Loop))
+        # a callee's own return ends only the callee; a raise ends the job
+        and not (isinstance(x, Exit) and (x.inlined or x.kind == "abort"))
+    ]
+    if inner and all(isinstance(x, Op) and x.name.startswith("protocol ") for x in inner):
+        return inner[0]
+    return None
 
 
 def _follower_loop(facts: ModuleFacts, scope: Scope | None) -> bool:
