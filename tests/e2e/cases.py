@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from harness import Outcome
+from harness import Outcome, run_ranks
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -109,6 +109,13 @@ class Case:
     known_miss: str | None = None
     # Modules of the script's program beside it in scripts/, copied with it for the fix.
     helpers: tuple[str, ...] = ()
+    # Each rank's PYTHONHASHSEED, for a script whose ranks must hash strings differently, as
+    # processes that each draw their own seed do (see harness.run_ranks).
+    hash_seeds: tuple[str, ...] | None = None
+
+    def run(self, script: Path) -> Outcome:
+        """Run the case's script, or a variant of it, on 2 ranks."""
+        return run_ranks(script, hash_seeds=self.hash_seeds)
 
     @property
     def autofix_is_run(self) -> bool:

@@ -50,7 +50,7 @@ def with_rule(cases: list[Case], *, misses_fail: bool = False) -> list:
 
 @pytest.mark.parametrize("case", CASES, ids=by_id)
 def test_bad_script_fails_as_the_rule_says(case: Case) -> None:
-    outcome = run_ranks(case.path)
+    outcome = case.run(case.path)
     case.check_bad(outcome)
 
 
@@ -60,7 +60,7 @@ def hand_fix_is_run(case: Case) -> bool:
 
 @pytest.mark.parametrize("case", [c for c in CASES if hand_fix_is_run(c)], ids=by_id)
 def test_hand_fixed_script_completes(case: Case) -> None:
-    outcome = run_ranks(case.handfixed)
+    outcome = case.run(case.handfixed)
     case.check_fixed(outcome)
 
 
