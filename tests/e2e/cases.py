@@ -92,6 +92,21 @@ def rank0_stuck_in_buffer_broadcast(outcome: Outcome) -> None:
     )
 
 
+def paired_with_other_sizes(outcome: Outcome) -> None:
+    """DDP011 with shapes that differ: a rank's all-reduce meets a gradient of another shape from
+    its peer; gloo aborts it (`Received data size doesn't match expected size`), and the peer's
+    all-reduce fails as the connection closes."""
+    outcome.assert_diverged()
+    assert any(rank.mismatched for rank in outcome.ranks), outcome.summary
+
+
+def silently_wrong_values(outcome: Outcome) -> None:
+    """DDP011 with shapes that agree: every all-reduce completes, but pairs different sums, and
+    the ranks finish with different results, no error raised."""
+    assert outcome.status == "disagreed", outcome.summary
+    assert all(rank.ended_cleanly for rank in outcome.ranks), outcome.summary
+
+
 @dataclass(frozen=True)
 class Case:
     code: str
@@ -221,5 +236,19 @@ CASES = [
         "each side waits in a call the other answers with another collective",
         falls_out_of_step,
         autofix=False,
+    ),
+    Case(
+        "DDP011",
+        "ddp011_parameter_name_set.py",
+        "ranks all-reduce different parameters' gradients: an error when their shapes differ",
+        paired_with_other_sizes,
+        hash_seeds=("1", "2"),
+    ),
+    Case(
+        "DDP011",
+        "ddp011_metric_keys_set.py",
+        "ranks all-reduce different sums: wrong values when their shapes agree",
+        silently_wrong_values,
+        hash_seeds=("1", "2"),
     ),
 ]

@@ -195,7 +195,8 @@ class Outcome:
             text = f"completed, ranks agree ({steps} steps)"
             if self.status == "disagreed":
                 same = len({rep.get("checksum") for rep in reports}) == 1
-                text = f"completed, ranks disagree ({steps} steps, {'same' if same else 'different'} checksums)"
+                checksums = "same checksums" if same else "different checksums"
+                text = f"completed, ranks disagree ({steps} steps, {checksums})"
             orders = [rep.get("orders") for rep in reports]
             if all(orders):
                 repeated = all(all(e == o[0] for e in o) for o in orders)

@@ -78,6 +78,16 @@ def test_autofixed_script_completes(case: Case, tmp_path: Path) -> None:
     prove_autofix(case, tmp_path)
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c.hash_seeds], ids=by_id)
+def test_one_hash_seed_for_every_rank_keeps_the_ranks_in_step(case: Case) -> None:
+    """The control for the scripts whose ranks hash strings differently: with one PYTHONHASHSEED
+    on every rank, the unchanged script completes with the ranks agreeing, so the seeds, not
+    anything else in the script, are what breaks it."""
+    same = (case.hash_seeds[0],) * len(case.hash_seeds)
+    outcome = run_ranks(case.path, hash_seeds=same)
+    outcome.assert_completed_agreeing()
+
+
 def test_silently_wrong_all_reduce_is_caught_as_disagreement() -> None:
     """Two all-reduces of one-element tensors in swapped order: no error, no hang, wrong values."""
     outcome = run_ranks(SCRIPTS / "swapped_all_reduces.py")

@@ -1,0 +1,294 @@
+"""DDP011 unordered-collective-order: collectives issued item by item over a collection each rank
+iterates in its own order (a set of strings, a directory listing). Page: rules/DDP011.md"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ddplint.analysis.divergence.labels import ops_label
+from ddplint.analysis.divergence.seq import Choice, Loop, Op, Seq, walk
+from ddplint.analysis.divergence.triggers import collective_triggers
+from ddplint.diagnostics import Applicability, Fix
+from ddplint.model.facts import ModuleFacts, Scope, child_nodes
+from ddplint.model.iteration_order import DIRECTORY, IterationOrder, Unordered, names_in
+from ddplint.model.names import dotted_name
+from ddplint.rules.base import Context, Rule
+from ddplint.rules.divergence_base import quoted, where
+from ddplint.syntax.lazycst import cst
+
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+# The gradient all-reduce of `backward()` sends the same parameters' gradients whatever the item:
+# its order across items cannot pair the wrong tensors.
+SAME_PAYLOAD = frozenset({"backward", "accelerator.backward", "deepspeed.backward"})
+
+
+@dataclass
+class _Loop:
+    """A loop (or a comprehension's `for` clause) of the module that issues collectives."""
+
+    node: cst.CSTNode  # the `for` statement or the comprehension
+    scope: Scope
+    bodies: list[Seq]  # what its body does, as each rank class runs it
+
+
+class UnorderedCollectiveOrder(Rule):
+    code = "DDP011"
+    name = "unordered-collective-order"
+    summary = (
+        "collectives issued item by item over a set of strings or a directory listing: each rank "
+        "iterates it in its own order, so ranks pair different tensors"
+    )
+    fix_applicability = Applicability.UNSAFE
+    triggers = collective_triggers()
+
+    def check(self, ctx: Context) -> None:
+        order = ctx.project.derived("iteration-order", lambda: IterationOrder(ctx.project))
+        for loop in _collective_loops(ctx):
+            for target, iterable, names in _clauses(loop.node):
+                found = order.locate(ctx.facts, loop.scope, iterable)
+                if found is None:
+                    continue
+                wrapped, reason = found
+                ops = _item_ops(ctx.facts, loop.bodies, _item_names(loop.node, target, names))
+                if ops:
+                    ctx.report(
+                        iterable,
+                        describe(ctx.facts, loop.node, iterable, reason, ops),
+                        fix=_sort(ctx, loop, wrapped, reason),
+                        help=_help(reason),
+                    )
+                break  # one finding per loop: its outermost unordered clause
+
+
+def describe(facts: ModuleFacts, loop: cst.CSTNode, iterable, reason: Unordered, ops: list[Op]) -> str:
+    text = quoted(facts, iterable)
+    source = reason.source
+    subject, origin = f"`{text}`", ""
+    if reason.facts is facts and _inside(facts, source, iterable):
+        subject = f"`{quoted(facts, source)}`"  # `os.listdir(folder)` in `enumerate(os.listdir(folder))`
+    else:
+        origin = f" (`{quoted(reason.facts, source, 50)}`, {where(reason.facts, source)})"
+    if reason.kind == DIRECTORY:
+        verb = "lists" if not origin else "holds a listing of"
+        why = f"{subject} {verb} a folder{origin} in file-system order, which can differ between nodes"
+    else:
+        why = (
+            f"{subject} is a set of strings{origin}: it iterates in hash order, and each Python process "
+            f"draws its own string-hash seed unless PYTHONHASHSEED is fixed"
+        )
+    many = len({id(op.origin[1]) for op in ops}) > 1
+    return (
+        f"{ops_label(ops)} in the loop over `{text}` ({where(facts, loop)}): {why}, so the ranks issue "
+        f"{'them' if many else 'it'} for different items and pair tensors that do not belong together "
+        f"(wrong values when their shapes agree, an error or a hang when they do not)"
+    )
+
+
+def _help(reason: Unordered) -> str:
+    if reason.entries:
+        return "iterate `sorted(..., key=lambda entry: entry.name)` so that every rank takes the same order"
+    return "iterate `sorted(...)` so that every rank takes the items in the same order"
+
+
+# The loops -----------------------------------------------------------------------------------
+
+
+def _collective_loops(ctx: Context) -> Iterator[_Loop]:
+    """The module's own loops that issue collectives on every rank (a collective under a rank
+    test is DDP005's), as the rank-divergence analysis simulates each function."""
+    facts, analysis = ctx.facts, ctx.divergence
+    found: dict[int, _Loop] = {}
+    for scope in facts.scopes:
+        if not analysis.flags(facts, scope)[0]:
+            continue
+        own: set[int] | None = None
+        no_args = tuple(None for _ in scope.params)
+        for rank_zero in (True, False):
+            summary = analysis.summary(facts, scope, rank_zero, no_args)
+            for item in walk(summary.seq):
+                if not isinstance(item, Loop) or item.facts is not facts:
+                    continue
+                if own is None:
+                    own = _own_loops(scope)
+                if id(item.node) not in own:
+                    continue  # a callee's loop, inlined here: its own function reports it
+                found.setdefault(id(item.node), _Loop(item.node, scope, [])).bodies.append(item.body)
+    yield from found.values()
+
+
+def _own_loops(scope: Scope) -> set[int]:
+    """The `for` statements and comprehensions of a function's own code (not of nested ones)."""
+    own = {id(loop.node) for loop in scope.loops if isinstance(loop.node, cst.For)}
+    node = scope.node
+    stack: list[cst.CSTNode] = list(node.body.body) if isinstance(node, cst.FunctionDef) else list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(current, COMPREHENSIONS):
+            own.add(id(current))
+        stack.extend(child_nodes(current))
+    return own
+
+
+def _clauses(node) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, list]]:
+    """(target, iterable, the clauses after it) of each `for` of a loop or comprehension."""
+    if isinstance(node, cst.For):
+        yield node.target, node.iter, []
+        return
+    clauses = []
+    clause = node.for_in
+    while clause is not None:
+        clauses.append(clause)
+        clause = clause.inner_for_in
+    for index, clause in enumerate(clauses):
+        yield clause.target, clause.iter, clauses[index + 1 :]
+
+
+# What depends on the item ---------------------------------------------------------------------
+
+
+def _item_names(loop, target, later_clauses: list) -> set[str]:
+    """The names that hold the loop's item, or something computed from it, in the loop's body."""
+    tainted = names_in(target)
+    if not isinstance(loop, cst.For):
+        for clause in later_clauses:
+            if names_in(clause.iter) & tainted:
+                tainted |= names_in(clause.target)
+        return tainted
+    for _ in range(5):  # to a fixed point: `t = p[name]`, then `buf = t.flatten()`, ...
+        before = len(tainted)
+        for node in _body_nodes(loop.body):
+            tainted |= _names_given(node, tainted)
+        if len(tainted) == before:
+            break
+    return tainted
+
+
+def _body_nodes(body) -> Iterator[cst.CSTNode]:
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        yield node
+        stack.extend(child_nodes(node))
+
+
+def _names_given(node, tainted: set[str]) -> set[str]:
+    """Names `node` binds (or fills) from a value that mentions a tainted name."""
+    if isinstance(node, cst.Assign) and _mentions(node.value, tainted):
+        return set().union(*(_bound(t.target) for t in node.targets))
+    if (
+        isinstance(node, (cst.AugAssign, cst.AnnAssign))
+        and node.value is not None
+        and _mentions(node.value, tainted)
+    ):
+        return _bound(node.target)
+    if isinstance(node, cst.For) and _mentions(node.iter, tainted):
+        return names_in(node.target)
+    if isinstance(node, cst.WithItem) and node.asname is not None and _mentions(node.item, tainted):
+        return names_in(node.asname.name)
+    if isinstance(node, cst.NamedExpr) and _mentions(node.value, tainted):
+        return names_in(node.target)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and _mentions(node.args, tainted):
+        receiver = dotted_name(node.func.value)  # `buf.copy_(p[name])`, `chunks.append(t)`
+        return {receiver} if receiver is not None else set()
+    return set()
+
+
+def _bound(target) -> set[str]:
+    if isinstance(target, cst.Subscript):
+        name = dotted_name(target.value)  # `bufs[i] = ...` fills `bufs`
+        return {name} if name is not None else set()
+    return (
+        names_in(target)
+        if isinstance(target, (cst.Tuple, cst.List))
+        else set(filter(None, [dotted_name(target)]))
+    )
+
+
+def _mentions(node, names: set[str]) -> bool:
+    if node is None:
+        return False
+    if isinstance(node, (list, tuple)):
+        return any(_mentions(n, names) for n in node)
+    return bool(names_in(node) & names)
+
+
+def _item_ops(facts: ModuleFacts, bodies: list[Seq], tainted: set[str]) -> list[Op]:
+    """The collectives of the loop's body, on every rank, whose tensors depend on the item, or
+    that run or not depending on it. `dist.barrier()`, or a call of one DDP model, issue the same
+    thing whatever the item: their order cannot pair the wrong tensors."""
+    found: list[Op] = []
+    for body in bodies:
+        for op in _dependent(facts, body, tainted, False):
+            if all(op.site is not o.site or op.name != o.name for o in found):
+                found.append(op)
+    return found
+
+
+def _dependent(facts: ModuleFacts, seq: Seq, tainted: set[str], on_item: bool) -> Iterator[Op]:
+    """`on_item`: inside a branch or loop whose test or iterable depends on the item."""
+    for item in seq:
+        if isinstance(item, Op):
+            issued_everywhere = item.param is None and item.guard is None
+            if (
+                issued_everywhere
+                and item.name not in SAME_PAYLOAD
+                and (on_item or _carries_item(facts, item, tainted))
+            ):
+                yield item
+        elif isinstance(item, Choice):
+            test = item.test if item.facts is facts else None
+            for arm in item.arms:
+                yield from _dependent(facts, arm, tainted, on_item or _mentions(test, tainted))
+        elif isinstance(item, Loop):
+            inner = item.node.iter if item.facts is facts and isinstance(item.node, cst.For) else None
+            yield from _dependent(facts, item.body, tainted, on_item or _mentions(inner, tainted))
+
+
+def _carries_item(facts: ModuleFacts, op: Op, tainted: set[str]) -> bool:
+    if op.facts is not facts:
+        return False
+    if op.name == "ddp.forward":  # `models[name](x)`: another model for each item
+        return op.ddp_expr is not None and _mentions(op.ddp_expr, tainted)
+    return _mentions(op.site, tainted)
+
+
+def _inside(facts: ModuleFacts, node, outer) -> bool:
+    start, end = facts.span(outer)
+    node_start, node_end = facts.span(node)
+    return start <= node_start and node_end <= end
+
+
+# The fix ---------------------------------------------------------------------------------------
+
+
+def _sort(ctx: Context, loop: _Loop, wrapped, reason: Unordered) -> Fix | None:
+    node = loop.node
+    if isinstance(node, cst.For) and node.asynchronous is not None:
+        return None
+    if _rebinds_sorted(ctx.facts, loop.scope):
+        return None
+    code = ctx.facts.code(wrapped)
+    if isinstance(wrapped, cst.Tuple) and not wrapped.lpar:
+        code = f"({code})"
+    key = ", key=lambda entry: entry.name" if reason.entries else ""
+    text = f"sorted({code}{key})"
+    return ctx.fix(
+        f"Iterate `{quoted(ctx.facts, wrapped, 40) if len(code) > 40 else text}`", ctx.replace(wrapped, text)
+    )
+
+
+def _rebinds_sorted(facts: ModuleFacts, scope: Scope) -> bool:
+    """`sorted` means something else here: the fix would call that."""
+    if "sorted" in facts.imports.aliases or "sorted" in facts.functions or "sorted" in facts.classes:
+        return True
+    current: Scope | None = scope
+    while current is not None:
+        if "sorted" in current.assignments or "sorted" in current.params:
+            return True
+        current = current.parent
+    return False
