@@ -85,6 +85,12 @@ STR_METHODS = frozenset(
 )
 STR_SEQUENCES = frozenset({"split", "rsplit", "splitlines"})
 STR_KEYED = frozenset({"os.environ", "vars", "globals", "locals"})
+# Parameter annotations, lower-cased and without their module (`typing.Set[str]` is "set").
+SET_ANNOTATIONS = frozenset({"set", "frozenset", "abstractset", "mutableset"})
+CONTAINER_ANNOTATIONS = SET_ANNOTATIONS | frozenset(
+    {"list", "tuple", "sequence", "iterable", "collection", "mutablesequence"}
+)
+MAPPING_ANNOTATIONS = frozenset({"dict", "mapping", "mutablemapping", "ordereddict"})
 PATH_STR_ATTRIBUTES = frozenset({"name", "stem", "suffix"})
 MAX_DEPTH = 8
 
@@ -166,6 +172,8 @@ class _Reader:
 
     def unordered(self, node, depth: int) -> Unordered | None:
         """`node` itself iterates in an order that may differ between processes."""
+        if isinstance(node, cst.Set) and len(node.elements) < 2:
+            return None  # `{"loss"}`: one item comes in one order
         if isinstance(node, (cst.Set, cst.SetComp)) or self._set_call(node):
             return Unordered(HASH, node, self.facts) if self.str_items(node, depth) else None
         if isinstance(node, cst.BinaryOperation) and type(node.operator).__name__ in SET_OPERATORS:
@@ -261,22 +269,21 @@ class _Reader:
 
     def _annotated_set(self, name: str) -> Unordered | None:
         """A parameter annotated `set[str]`, `Set[str]`, `frozenset[str]`."""
+        annotation = self._annotation(name)
+        container, items = _container(annotation)
+        if container in SET_ANNOTATIONS and items[:1] in (["str"], ["bytes"]):
+            return Unordered(HASH, annotation, self.facts)
+        return None
+
+    def _annotation(self, name: str) -> cst.BaseExpression | None:
+        """The annotation of the parameter `name` of the function being read."""
         node = self.scope.node
         if not isinstance(node, cst.FunctionDef):
             return None
-        for param in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params):
-            if param.name.value != name or param.annotation is None:
-                continue
-            annotation = param.annotation.annotation
-            if isinstance(annotation, cst.Subscript):
-                head = (dotted_name(annotation.value) or "").rsplit(".", 1)[-1].lower()
-                element = annotation.slice[0].slice if annotation.slice else None
-                if (
-                    head in ("set", "frozenset", "abstractset")
-                    and isinstance(element, cst.Index)
-                    and dotted_name(element.value) in ("str", "bytes")
-                ):
-                    return Unordered(HASH, annotation, self.facts)
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == name and param.annotation is not None:
+                return param.annotation.annotation
         return None
 
     def _loop_of(self, name: str, value) -> cst.For | None:
@@ -365,6 +372,9 @@ class _Reader:
             if name in env:
                 return False  # a single item bound by a comprehension, not a collection
             values = bound_values(self.facts, self.scope, name)
+            if values is None:  # a parameter: `names: list[str]`
+                container, items = _container(self._annotation(name))
+                return container in CONTAINER_ANNOTATIONS and items[:1] in (["str"], ["bytes"])
             return bool(values) and all(
                 value is not node
                 and self._loop_of(name, value) is None
@@ -453,11 +463,15 @@ class _Reader:
         return self.str_keys(node, depth + 1, env)
 
     def _star_kwargs(self, name: str) -> bool:
+        """`**kwargs`, or a parameter annotated `dict[str, ...]`."""
         node = self.scope.node
         if not isinstance(node, cst.FunctionDef):
             return False
         star = node.params.star_kwarg
-        return isinstance(star, cst.Param) and star.name.value == name
+        if isinstance(star, cst.Param) and star.name.value == name:
+            return True
+        container, items = _container(self._annotation(name))
+        return container in MAPPING_ANNOTATIONS and items[:1] == ["str"]
 
     def is_str(self, node, env: dict[str, bool], depth: int) -> bool:
         """`node` is a string or bytes value (or a tuple holding one)."""
@@ -578,16 +592,23 @@ class _Reader:
         )
 
     def _annotated_path(self, name: str) -> bool:
-        node = self.scope.node
-        if not isinstance(node, cst.FunctionDef):
-            return False
-        for param in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params):
-            if param.name.value == name and param.annotation is not None:
-                return self._qualified(param.annotation.annotation) in PATH_CLASSES
-        return False
+        annotation = self._annotation(name)
+        return annotation is not None and self._qualified(annotation) in PATH_CLASSES
 
     def _qualified(self, node) -> str | None:
         return self.facts.qualname(node)
+
+
+def _container(annotation) -> tuple[str | None, list[str | None]]:
+    """`("list", ["str"])` for `list[str]` or `typing.List[str]`; `(None, [])` for anything else."""
+    if not isinstance(annotation, cst.Subscript):
+        return None, []
+    head = (dotted_name(annotation.value) or "").rsplit(".", 1)[-1].lower()
+    items = [
+        dotted_name(element.slice.value) if isinstance(element.slice, cst.Index) else None
+        for element in annotation.slice
+    ]
+    return head, items
 
 
 def _is_view(node, views) -> bool:

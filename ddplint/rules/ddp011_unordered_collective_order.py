@@ -3,6 +3,8 @@ iterates in its own order (a set of strings, a directory listing). Page: rules/D
 
 from __future__ import annotations
 
+import io
+import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -14,7 +16,7 @@ from ddplint.model.facts import ModuleFacts, Scope, child_nodes
 from ddplint.model.iteration_order import DIRECTORY, IterationOrder, Unordered, names_in
 from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context, Rule
-from ddplint.rules.divergence_base import quoted, where
+from ddplint.rules.divergence_base import where
 from ddplint.syntax.lazycst import cst
 
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
@@ -62,13 +64,13 @@ class UnorderedCollectiveOrder(Rule):
 
 
 def describe(facts: ModuleFacts, loop: cst.CSTNode, iterable, reason: Unordered, ops: list[Op]) -> str:
-    text = quoted(facts, iterable)
+    text = _spelled(facts, iterable)
     source = reason.source
     subject, origin = f"`{text}`", ""
     if reason.facts is facts and _inside(facts, source, iterable):
-        subject = f"`{quoted(facts, source)}`"  # `os.listdir(folder)` in `enumerate(os.listdir(folder))`
+        subject = f"`{_spelled(facts, source)}`"  # `os.listdir(folder)` in `enumerate(os.listdir(folder))`
     else:
-        origin = f" (`{quoted(reason.facts, source, 50)}`, {where(reason.facts, source)})"
+        origin = f" (`{_spelled(reason.facts, source, 50)}`, {where(reason.facts, source)})"
     if reason.kind == DIRECTORY:
         verb = "lists" if not origin else "holds a listing of"
         why = f"{subject} {verb} a folder{origin} in file-system order, which can differ between nodes"
@@ -83,6 +85,23 @@ def describe(facts: ModuleFacts, loop: cst.CSTNode, iterable, reason: Unordered,
         f"{'them' if many else 'it'} for different items and pair tensors that do not belong together "
         f"(wrong values when their shapes agree, an error or a hang when they do not)"
     )
+
+
+def _spelled(facts: ModuleFacts, node: cst.CSTNode, limit: int = 60) -> str:
+    """The code of `node` on one line, shortened, without its comments: for `...` in messages."""
+    code = facts.code(node)
+    if "#" in code:
+        lines = code.splitlines(keepends=True)
+        try:  # in brackets, as it stands in the loop: its lines continue one another
+            tokens = tokenize.generate_tokens(io.StringIO(f"({code}\n)").readline)
+            comments = [token.start for token in tokens if token.type == tokenize.COMMENT]
+        except (tokenize.TokenError, SyntaxError):
+            comments = []
+        for row, column in comments:
+            lines[row - 1] = lines[row - 1][: column - (row == 1)]
+        code = " ".join(lines)
+    text = " ".join(code.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _help(reason: Unordered) -> str:
@@ -137,6 +156,8 @@ def _clauses(node) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, lis
     if isinstance(node, cst.For):
         yield node.target, node.iter, []
         return
+    if not isinstance(node, COMPREHENSIONS):
+        return  # a `while` loop
     clauses = []
     clause = node.for_in
     while clause is not None:
@@ -152,15 +173,16 @@ def _clauses(node) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, lis
 def _item_names(loop, target, later_clauses: list) -> set[str]:
     """The names that hold the loop's item, or something computed from it, in the loop's body."""
     tainted = names_in(target)
-    if not isinstance(loop, cst.For):
-        for clause in later_clauses:
-            if names_in(clause.iter) & tainted:
-                tainted |= names_in(clause.target)
-        return tainted
+    if isinstance(loop, cst.For):
+        roots: list[cst.CSTNode] = [loop.body]
+    else:  # the comprehension's later `for` clauses and what it computes for each item
+        elements = [loop.key, loop.value] if isinstance(loop, cst.DictComp) else [loop.elt]
+        roots = [*later_clauses, *elements]
     for _ in range(5):  # to a fixed point: `t = p[name]`, then `buf = t.flatten()`, ...
         before = len(tainted)
-        for node in _body_nodes(loop.body):
-            tainted |= _names_given(node, tainted)
+        for root in roots:
+            for node in _body_nodes(root):
+                tainted |= _names_given(node, tainted)
         if len(tainted) == before:
             break
     return tainted
@@ -186,7 +208,7 @@ def _names_given(node, tainted: set[str]) -> set[str]:
         and _mentions(node.value, tainted)
     ):
         return _bound(node.target)
-    if isinstance(node, cst.For) and _mentions(node.iter, tainted):
+    if isinstance(node, (cst.For, cst.CompFor)) and _mentions(node.iter, tainted):
         return names_in(node.target)
     if isinstance(node, cst.WithItem) and node.asname is not None and _mentions(node.item, tainted):
         return names_in(node.asname.name)
@@ -218,35 +240,42 @@ def _mentions(node, names: set[str]) -> bool:
 
 
 def _item_ops(facts: ModuleFacts, bodies: list[Seq], tainted: set[str]) -> list[Op]:
-    """The collectives of the loop's body, on every rank, whose tensors depend on the item, or
-    that run or not depending on it. `dist.barrier()`, or a call of one DDP model, issue the same
-    thing whatever the item: their order cannot pair the wrong tensors."""
-    found: list[Op] = []
+    """The collectives of the loop's body, on every rank, whose tensors depend on the item, and
+    those that run or not depending on it when the body issues more than one kind (a barrier
+    issued for some items only is still one barrier per such item, in whatever order). A
+    `dist.barrier()`, or a call of one DDP model, issues the same thing whatever the item."""
+    carrying: list[Op] = []
+    conditional: list[Op] = []
+    kinds: set[str] = set()
     for body in bodies:
-        for op in _dependent(facts, body, tainted, False):
-            if all(op.site is not o.site or op.name != o.name for o in found):
-                found.append(op)
-    return found
+        for op, on_item in _issued(facts, body, tainted, False):
+            kinds.add(op.name)
+            if _carries_item(facts, op, tainted):
+                _add(carrying, op)
+            elif on_item:
+                _add(conditional, op)
+    return carrying + conditional if len(kinds) > 1 else carrying
 
 
-def _dependent(facts: ModuleFacts, seq: Seq, tainted: set[str], on_item: bool) -> Iterator[Op]:
-    """`on_item`: inside a branch or loop whose test or iterable depends on the item."""
+def _add(ops: list[Op], op: Op) -> None:
+    if all(op.site is not other.site or op.name != other.name for other in ops):
+        ops.append(op)
+
+
+def _issued(facts: ModuleFacts, seq: Seq, tainted: set[str], on_item: bool) -> Iterator[tuple[Op, bool]]:
+    """The collectives every rank issues in `seq`, each with whether a test or an inner loop on
+    the item decides if (or how often) it runs."""
     for item in seq:
         if isinstance(item, Op):
-            issued_everywhere = item.param is None and item.guard is None
-            if (
-                issued_everywhere
-                and item.name not in SAME_PAYLOAD
-                and (on_item or _carries_item(facts, item, tainted))
-            ):
-                yield item
+            if item.param is None and item.guard is None and item.name not in SAME_PAYLOAD:
+                yield item, on_item
         elif isinstance(item, Choice):
             test = item.test if item.facts is facts else None
             for arm in item.arms:
-                yield from _dependent(facts, arm, tainted, on_item or _mentions(test, tainted))
+                yield from _issued(facts, arm, tainted, on_item or _mentions(test, tainted))
         elif isinstance(item, Loop):
-            inner = item.node.iter if item.facts is facts and isinstance(item.node, cst.For) else None
-            yield from _dependent(facts, item.body, tainted, on_item or _mentions(inner, tainted))
+            iterables = [it for _, it, _ in _clauses(item.node)] if item.facts is facts else []
+            yield from _issued(facts, item.body, tainted, on_item or _mentions(iterables, tainted))
 
 
 def _carries_item(facts: ModuleFacts, op: Op, tainted: set[str]) -> bool:
@@ -278,7 +307,8 @@ def _sort(ctx: Context, loop: _Loop, wrapped, reason: Unordered) -> Fix | None:
     key = ", key=lambda entry: entry.name" if reason.entries else ""
     text = f"sorted({code}{key})"
     return ctx.fix(
-        f"Iterate `{quoted(ctx.facts, wrapped, 40) if len(code) > 40 else text}`", ctx.replace(wrapped, text)
+        f"Iterate `{text if len(text) <= 48 else f'sorted({_spelled(ctx.facts, wrapped, 40)})'}`",
+        ctx.replace(wrapped, text),
     )
 
 
