@@ -142,7 +142,8 @@ class _Reader:
             for child in inner:
                 found = self.locate(child, depth + 1)
                 if found is not None:
-                    return found
+                    # A dict's view is the part to sort as a whole (`sorted(d.items())`).
+                    return (node, found[1]) if _is_view(node, VIEWS) else found
             return None
         found = self.unordered(node, depth)
         return (node, found) if found is not None else None
@@ -256,7 +257,7 @@ class _Reader:
         for value in values:
             if value is node or self._loop_of(name, value) is not None:
                 return None  # a loop's item, not the collection it walks
-            if self._empty_set(value):
+            if self._small_set(value):  # `names = set()`, `keys = {"energy"}`, then `.add(...)`
                 if not self._filled_with_strings(name, depth):
                     return None
                 found = found or Unordered(HASH, value, self.facts)
@@ -318,12 +319,11 @@ class _Reader:
             scope = scope.parent
         return False
 
-    def _empty_set(self, value) -> bool:
-        return (
-            isinstance(value, cst.Call)
-            and self._qualified(value.func) in ("set", "frozenset")
-            and not value.args
-        )
+    def _small_set(self, value) -> bool:
+        """An empty set, or a set literal of one item: what it holds is what is added to it."""
+        if isinstance(value, cst.Set):
+            return len(value.elements) < 2 and self.str_items(value, 0)
+        return isinstance(value, cst.Call) and self._qualified(value.func) == "set" and not value.args
 
     def _filled_with_strings(self, name: str, depth: int) -> bool:
         """`names = set()` filled by `names.add(<str>)` or `names.update(<strings>)`."""

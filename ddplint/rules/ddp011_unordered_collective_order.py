@@ -71,9 +71,11 @@ def describe(facts: ModuleFacts, loop: cst.CSTNode, iterable, reason: Unordered,
         subject = f"`{_spelled(facts, source)}`"  # `os.listdir(folder)` in `enumerate(os.listdir(folder))`
     else:
         origin = f" (`{_spelled(reason.facts, source, 50)}`, {where(reason.facts, source)})"
-    if reason.kind == DIRECTORY:
-        verb = "lists" if not origin else "holds a listing of"
-        why = f"{subject} {verb} a folder{origin} in file-system order, which can differ between nodes"
+    if reason.kind == DIRECTORY and origin:
+        listing = f"`{_spelled(reason.facts, source, 50)}` ({where(reason.facts, source)})"
+        why = f"{subject} comes in the order of {listing}: file-system order, which can differ between nodes"
+    elif reason.kind == DIRECTORY:
+        why = f"{subject} lists a folder in file-system order, which can differ between nodes"
     else:
         why = (
             f"{subject} is a set of strings{origin}: it iterates in hash order, and each Python process "
@@ -301,6 +303,12 @@ def _sort(ctx: Context, loop: _Loop, wrapped, reason: Unordered) -> Fix | None:
         return None
     if _rebinds_sorted(ctx.facts, loop.scope):
         return None
+    if (
+        isinstance(wrapped, cst.Call)
+        and isinstance(wrapped.func, cst.Attribute)
+        and wrapped.func.attr.value == "values"
+    ):
+        return None  # sorting a dict's values compares them (tensors do not compare)
     code = ctx.facts.code(wrapped)
     if isinstance(wrapped, cst.Tuple) and not wrapped.lpar:
         code = f"({code})"
