@@ -29,7 +29,11 @@ UNORDERED = [
     ("d = {'loss': 1, 'acc': 2}\n    for k in d.keys() - {'acc'}: pass", HASH, None),
     ("d = dict(model.named_parameters())\n    for k in set(d): pass", HASH, None),
     ("s = {'x', 'y'}\n    for k in list(s): pass", HASH, "s"),
-    ("s = set()\n    for n, p in model.named_parameters():\n        s.add(n)\n    for k in s: pass", HASH, None),
+    (
+        "s = set()\n    for n, p in model.named_parameters():\n        s.add(n)\n    for k in s: pass",
+        HASH,
+        None,
+    ),
     ("s = {f'{n}.weight' for n in tags}\n    for k in enumerate(s): pass", HASH, "s"),
     ("for k in set(tags) | {'head'}: pass", HASH, None),
     ("for k in {'a', 'b'}.union(tags): pass", HASH, None),
