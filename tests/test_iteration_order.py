@@ -48,6 +48,7 @@ UNORDERED = [
     ("for f in paths.glob('*'): pass", DIRECTORY, None),
     ("files = os.listdir(root)\n    for a, b in zip(files, names): pass", DIRECTORY, "files"),
     ("d = {f: 0 for f in os.listdir(root)}\n    for k, v in d.items(): pass", DIRECTORY, "d.items()"),
+    ("for f in os.listdir(root) if root else []: pass", DIRECTORY, "os.listdir(root)"),
 ]
 
 ORDERED = [

@@ -150,6 +150,8 @@ class _Reader:
 
     def _passed_through(self, node) -> list[cst.BaseExpression] | None:
         """What `node` iterates in the order it comes, when `node` keeps that order."""
+        if isinstance(node, cst.IfExp):
+            return [node.body, node.orelse]  # either may be what the loop walks
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
             return [clause.iter for clause in _clauses(node.for_in)]
         if isinstance(node, cst.Subscript) and any(isinstance(e.slice, cst.Slice) for e in node.slice):
