@@ -116,41 +116,37 @@ def _help(reason: Unordered) -> str:
 
 
 def _collective_loops(ctx: Context) -> Iterator[_Loop]:
-    """The module's own loops that issue collectives on every rank (a collective under a rank
-    test is DDP005's), as the rank-divergence analysis simulates each function."""
+    """The module's own loops that issue collectives, as the rank-divergence analysis simulates
+    each function for each rank class."""
     facts, analysis = ctx.facts, ctx.divergence
     found: dict[int, _Loop] = {}
     for scope in facts.scopes:
         if not analysis.flags(facts, scope)[0]:
             continue
-        own: set[int] | None = None
+        statements = {id(loop.node) for loop in scope.loops}
         no_args = tuple(None for _ in scope.params)
         for rank_zero in (True, False):
             summary = analysis.summary(facts, scope, rank_zero, no_args)
             for item in walk(summary.seq):
-                if not isinstance(item, Loop) or item.facts is not facts:
-                    continue
-                if own is None:
-                    own = _own_loops(scope)
-                if id(item.node) not in own:
-                    continue  # a callee's loop, inlined here: its own function reports it
-                found.setdefault(id(item.node), _Loop(item.node, scope, [])).bodies.append(item.body)
+                if isinstance(item, Loop) and item.facts is facts and _own(item, statements):
+                    found.setdefault(id(item.node), _Loop(item.node, scope, [])).bodies.append(item.body)
     yield from found.values()
 
 
-def _own_loops(scope: Scope) -> set[int]:
-    """The `for` statements and comprehensions of a function's own code (not of nested ones)."""
-    own = {id(loop.node) for loop in scope.loops if isinstance(loop.node, cst.For)}
-    node = scope.node
-    stack: list[cst.CSTNode] = list(node.body.body) if isinstance(node, cst.FunctionDef) else list(node.body)
+def _own(loop: Loop, statements: set[int]) -> bool:
+    """The loop is written in the function simulated, not in a callee inlined there (whose own
+    function reports it): a `for` statement of the function, or a comprehension that holds the
+    calls its collectives are issued through (an inlined one's are the caller's call)."""
+    if isinstance(loop.node, cst.For):
+        return id(loop.node) in statements
+    sites = {id(op.site) for op in walk(loop.body) if isinstance(op, Op)}
+    stack: list[cst.CSTNode] = [loop.node]
     while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(current, COMPREHENSIONS):
-            own.add(id(current))
-        stack.extend(child_nodes(current))
-    return own
+        node = stack.pop()
+        if id(node) in sites:
+            return True
+        stack.extend(child_nodes(node))
+    return False
 
 
 def _clauses(node) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, list]]:
