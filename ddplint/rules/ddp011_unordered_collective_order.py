@@ -27,7 +27,7 @@ SAME_PAYLOAD = frozenset({"backward", "accelerator.backward", "deepspeed.backwar
 
 @dataclass
 class _Loop:
-    """A loop (or a comprehension's `for` clause) of the module that issues collectives."""
+    """A `for` loop or a comprehension of the module that issues collectives."""
 
     node: cst.CSTNode  # the `for` statement or the comprehension
     scope: Scope
@@ -60,7 +60,7 @@ class UnorderedCollectiveOrder(Rule):
                         fix=_sort(ctx, loop, wrapped, reason),
                         help=_help(reason),
                     )
-                break  # one finding per loop: its outermost unordered clause
+                    break  # one finding per comprehension: sorting its outermost clause is enough
 
 
 def describe(facts: ModuleFacts, loop: cst.CSTNode, iterable, reason: Unordered, ops: list[Op]) -> str:
