@@ -16,6 +16,7 @@ RULE_CODES = (
     "DDP008",
     "DDP009",
     "DDP010",
+    "DDP011",
     "DDP012",
 )
 

@@ -13,6 +13,7 @@ from ddplint.rules.ddp007_swallowed_exception_in_step import SwallowedExceptionI
 from ddplint.rules.ddp008_loader_without_distributed_sampler import LoaderWithoutDistributedSampler
 from ddplint.rules.ddp009_collective_order_mismatch import CollectiveOrderMismatch
 from ddplint.rules.ddp010_sampler_seeded_per_rank import SamplerSeededPerRank
+from ddplint.rules.ddp011_unordered_collective_order import UnorderedCollectiveOrder
 from ddplint.rules.ddp012_collective_before_set_device import CollectiveBeforeSetDevice
 
 ALL_RULES: list[Rule] = [
@@ -26,6 +27,7 @@ ALL_RULES: list[Rule] = [
     LoaderWithoutDistributedSampler(),
     CollectiveOrderMismatch(),
     SamplerSeededPerRank(),
+    UnorderedCollectiveOrder(),
     CollectiveBeforeSetDevice(),
 ]
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from harness import Outcome
+from harness import Outcome, run_ranks
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -92,6 +92,21 @@ def rank0_stuck_in_buffer_broadcast(outcome: Outcome) -> None:
     )
 
 
+def paired_with_other_sizes(outcome: Outcome) -> None:
+    """DDP011 with shapes that differ: a rank's all-reduce meets a gradient of another shape from
+    its peer; gloo aborts it (`Received data size doesn't match expected size`), and the peer's
+    all-reduce fails as the connection closes."""
+    outcome.assert_diverged()
+    assert any(rank.mismatched for rank in outcome.ranks), outcome.summary
+
+
+def silently_wrong_values(outcome: Outcome) -> None:
+    """DDP011 with shapes that agree: every all-reduce completes, but pairs different sums, and
+    the ranks finish with different results, no error raised."""
+    assert outcome.status == "disagreed", outcome.summary
+    assert all(rank.ended_cleanly for rank in outcome.ranks), outcome.summary
+
+
 @dataclass(frozen=True)
 class Case:
     code: str
@@ -109,6 +124,13 @@ class Case:
     known_miss: str | None = None
     # Modules of the script's program beside it in scripts/, copied with it for the fix.
     helpers: tuple[str, ...] = ()
+    # Each rank's PYTHONHASHSEED, for a script whose ranks must hash strings differently, as
+    # processes that each draw their own seed do (see harness.run_ranks).
+    hash_seeds: tuple[str, ...] | None = None
+
+    def run(self, script: Path) -> Outcome:
+        """Run the case's script, or a variant of it, on 2 ranks."""
+        return run_ranks(script, hash_seeds=self.hash_seeds)
 
     @property
     def autofix_is_run(self) -> bool:
@@ -214,5 +236,19 @@ CASES = [
         "each side waits in a call the other answers with another collective",
         falls_out_of_step,
         autofix=False,
+    ),
+    Case(
+        "DDP011",
+        "ddp011_parameter_name_set.py",
+        "ranks all-reduce different parameters' gradients: an error when their shapes differ",
+        paired_with_other_sizes,
+        hash_seeds=("1", "2"),
+    ),
+    Case(
+        "DDP011",
+        "ddp011_metric_keys_set.py",
+        "ranks all-reduce different sums: wrong values when their shapes agree",
+        silently_wrong_values,
+        hash_seeds=("1", "2"),
     ),
 ]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import linecache
 import os
 import re
 import select
@@ -63,7 +64,14 @@ _PEER_PATTERNS = (
     re.compile(r"Connection closed by peer"),
     re.compile(r"Connection reset by peer"),
 )
-_FRAME_LINE = re.compile(r'^(?:\[rank\d+\]:)?\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+# How gloo says that the tensor a peer sent has another size than the one this rank waits with:
+# the two ranks issued collectives that do not belong together. It aborts the process (C++).
+_MISMATCH_PATTERNS = (re.compile(r"Received data size doesn't match expected size"),)
+# A frame of a Python traceback, or of the stacks faulthandler prints when a rank aborts.
+_FRAME_LINE = re.compile(
+    r'^(?:\[rank\d+\]:)?\s*File "(?P<file>[^"]+)", line (?P<line>\d+),? in (?P<func>\S+)'
+)
+_CPP_EXCEPTION = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 _EXCEPTION_LINE = re.compile(r"^(?:\[rank\d+\]:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)):\s?(.*)$")
 
 
@@ -84,7 +92,12 @@ class RankResult:
         """`Type: message` of the exception the rank ended with, if any."""
         if self.returncode in (0, None):
             return None
-        for line in reversed(self.stderr.splitlines()):
+        lines = self.stderr.splitlines()
+        cpp = _CPP_EXCEPTION.search(self.stderr) if self.returncode < 0 else None
+        if cpp is not None:  # aborted by an exception of torch's C++ code (gloo's checks)
+            what = next((line.split("what():", 1)[1] for line in lines if "what():" in line), "")
+            return f"{cpp.group('type')}: {what.strip()}".strip()
+        for line in reversed(lines):
             match = _EXCEPTION_LINE.match(line.strip())
             if match:
                 return f"{match.group(1)}: {match.group(2)}".strip()
@@ -98,6 +111,10 @@ class RankResult:
         found = None
         for index, line in enumerate(lines):
             match = _FRAME_LINE.match(line)
+            if match and Path(match.group("file")).name == script and ", in " not in line:
+                # faulthandler's stacks (an aborted rank): innermost frame first, no code shown.
+                code = linecache.getline(match.group("file"), int(match.group("line"))).strip()
+                return f"line {match.group('line')} `{code}`"
             if match and Path(match.group("file")).name == script:
                 code = lines[index + 1] if index + 1 < len(lines) else ""
                 code = re.sub(r"^\[rank\d+\]:", "", code).strip()
@@ -111,6 +128,11 @@ class RankResult:
     @property
     def peer_left(self) -> bool:
         return any(p.search(self.error or "") for p in _PEER_PATTERNS)
+
+    @property
+    def mismatched(self) -> bool:
+        """Aborted by gloo: the tensor its collective was paired with has another size."""
+        return any(p.search(self.error or "") for p in _MISMATCH_PATTERNS)
 
     @property
     def finished(self) -> bool:
@@ -135,7 +157,7 @@ class RankResult:
         """Ended with an error that is not a collective waiting in vain (e.g. a `ValueError`)."""
         if self.ended_cleanly or self.returncode is None:
             return False
-        return not (self.timed_out or self.peer_left)
+        return not (self.timed_out or self.peer_left or self.mismatched)
 
 
 @dataclass
@@ -173,7 +195,8 @@ class Outcome:
             text = f"completed, ranks agree ({steps} steps)"
             if self.status == "disagreed":
                 same = len({rep.get("checksum") for rep in reports}) == 1
-                text = f"completed, ranks disagree ({steps} steps, {'same' if same else 'different'} weights)"
+                checksums = "same checksums" if same else "different checksums"
+                text = f"completed, ranks disagree ({steps} steps, {checksums})"
             orders = [rep.get("orders") for rep in reports]
             if all(orders):
                 repeated = all(all(e == o[0] for e in o) for o in orders)
@@ -197,6 +220,10 @@ class Outcome:
                 phrases.append(f"{done}waited{at} until the {PG_TIMEOUT:g} s timeout")
             elif r.peer_left:
                 phrases.append(f"{done}waited{at} until its peer exited")
+            elif r.mismatched:
+                sizes = re.search(r"\d+ vs \d+", r.error or "")
+                gloo = f" (gloo: `{sizes.group(0)}`)" if sizes else ""
+                phrases.append(f"{done}aborted{at}: its collective met a tensor of another size{gloo}")
             else:
                 phrases.append(f"raised `{_shorten(r.error or '', 70)}`{at}")
         if len(set(phrases)) == 1:
@@ -360,10 +387,10 @@ class _Forked:
         os.kill(self.pid, sig)
 
 
-def _launch(script: Path, folder: Path, port: int, env: dict[str, str] | None, limit: float, start: float):
+def _launch(script: Path, folder: Path, envs: list[dict[str, str]], limit: float, start: float):
     """Run the ranks forked by the launcher; return them and the ranks killed at the limit.
 
-    A rank takes its environment (`env` included) when it starts the script, after the launcher
+    A rank takes its environment (`envs[rank]`) when it starts the script, after the launcher
     imported torch with the environment every rank shares."""
     launcher = _Launcher.get()
     launcher.send(
@@ -372,11 +399,11 @@ def _launch(script: Path, folder: Path, port: int, env: dict[str, str] | None, l
             "cwd": str(script.parent),
             "ranks": [
                 {
-                    "env": rank_env(rank, port, env),
+                    "env": env,
                     "stdout": str(folder / f"rank{rank}.out"),
                     "stderr": str(folder / f"rank{rank}.err"),
                 }
-                for rank in range(WORLD_SIZE)
+                for rank, env in enumerate(envs)
             ],
         }
     )
@@ -404,18 +431,34 @@ def _launch(script: Path, folder: Path, port: int, env: dict[str, str] | None, l
     return procs, killed
 
 
-def run_ranks(script: Path, *, env: dict[str, str] | None = None, wall_limit: float | None = None) -> Outcome:
-    """Run `script` on `WORLD_SIZE` ranks; kill every process of the run at the wall-clock limit."""
+def run_ranks(
+    script: Path,
+    *,
+    env: dict[str, str] | None = None,
+    wall_limit: float | None = None,
+    hash_seeds: tuple[str, ...] | None = None,
+) -> Outcome:
+    """Run `script` on `WORLD_SIZE` ranks; kill every process of the run at the wall-clock limit.
+
+    `hash_seeds`: each rank's `PYTHONHASHSEED`, as two processes that each draw their own
+    (torchrun and `mp.spawn` start every rank as a new interpreter). A process fixes its seed
+    when it starts, so the ranks then run as fresh interpreters: a forked one keeps the launcher's.
+    """
     script = Path(script).resolve()
     limit = WALL_LIMIT if wall_limit is None else wall_limit
     port = free_port()
+    envs = [rank_env(rank, port, env) for rank in range(WORLD_SIZE)]
+    if hash_seeds is not None:
+        assert len(hash_seeds) == WORLD_SIZE, hash_seeds
+        for rank_environment, seed in zip(envs, hash_seeds):
+            rank_environment["PYTHONHASHSEED"] = seed
     procs: list = []
     killed: set[int] = set()  # ranks still running at the wall-clock limit
     with tempfile.TemporaryDirectory(prefix="ddplint-e2e-") as outdir:
         folder = Path(outdir)
         start = time.monotonic()
-        start_ranks = _start_fresh if FRESH else _launch
-        procs, killed = start_ranks(script, folder, port, env, limit, start)
+        start_ranks = _start_fresh if FRESH or hash_seeds is not None else _launch
+        procs, killed = start_ranks(script, folder, envs, limit, start)
         seconds = time.monotonic() - start
         ranks = []
         for rank, proc in enumerate(procs):
@@ -432,14 +475,12 @@ def run_ranks(script: Path, *, env: dict[str, str] | None = None, wall_limit: fl
     return Outcome(script=script.name, status=_classify(ranks), ranks=ranks, seconds=seconds)
 
 
-def _start_fresh(
-    script: Path, folder: Path, port: int, env: dict[str, str] | None, limit: float, start: float
-):
+def _start_fresh(script: Path, folder: Path, envs: list[dict[str, str]], limit: float, start: float):
     """Run every rank as a fresh interpreter; return them and the ranks killed at the limit."""
     procs: list[subprocess.Popen] = []
     killed: set[int] = set()
     try:
-        for rank in range(WORLD_SIZE):
+        for rank, env in enumerate(envs):
             with (
                 open(folder / f"rank{rank}.out", "w") as out,
                 open(folder / f"rank{rank}.err", "w") as err,
@@ -448,7 +489,7 @@ def _start_fresh(
                     subprocess.Popen(
                         [sys.executable, "-X", "faulthandler", str(script)],
                         cwd=script.parent,
-                        env=rank_env(rank, port, env),
+                        env=env,
                         stdin=subprocess.DEVNULL,
                         stdout=out,
                         stderr=err,

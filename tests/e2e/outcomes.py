@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from cases import CASES
-from harness import PG_TIMEOUT, run_ranks
+from harness import PG_TIMEOUT
 from proof import applicable, autofix, findings
 
 from ddplint.rules import RULES_BY_CODE
@@ -31,8 +31,8 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for case in CASES:
-            bad = run_ranks(case.path)
-            hand = run_ranks(case.handfixed)
+            bad = case.run(case.path)
+            hand = case.run(case.handfixed)
             auto = "rule not implemented yet"
             if case.code in RULES_BY_CODE:
                 found = [f for f in findings(case.path) if f["code"] == case.code]
@@ -41,7 +41,7 @@ def main() -> None:
                 elif not all(applicable(f) for f in found):
                     auto = "no automatic fix"
                 else:
-                    fixed = run_ranks(autofix(case, Path(tmp) / case.id))
+                    fixed = case.run(autofix(case, Path(tmp) / case.id))
                     auto = f"{fixed.describe()} ({fixed.seconds:.1f} s)"
             rows.append(
                 f"| {case.code} | `{case.script}` | {cell(case.claim)} | {cell(bad.describe())} "

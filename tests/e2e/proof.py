@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cases import Case
 from click.testing import CliRunner
-from harness import Outcome, run_ranks
+from harness import Outcome
 
 from ddplint.integrations.cli import main as ddplint_main
 
@@ -64,6 +64,6 @@ def autofix(case: Case, folder: Path) -> Path:
 def prove_autofix(case: Case, folder: Path) -> Outcome:
     """The whole proof for an automatic fix: the fixed copy completes with every rank agreeing."""
     fixed = autofix(case, folder)
-    outcome = run_ranks(fixed)
+    outcome = case.run(fixed)
     case.check_fixed(outcome)
     return outcome

@@ -50,7 +50,7 @@ def with_rule(cases: list[Case], *, misses_fail: bool = False) -> list:
 
 @pytest.mark.parametrize("case", CASES, ids=by_id)
 def test_bad_script_fails_as_the_rule_says(case: Case) -> None:
-    outcome = run_ranks(case.path)
+    outcome = case.run(case.path)
     case.check_bad(outcome)
 
 
@@ -60,7 +60,7 @@ def hand_fix_is_run(case: Case) -> bool:
 
 @pytest.mark.parametrize("case", [c for c in CASES if hand_fix_is_run(c)], ids=by_id)
 def test_hand_fixed_script_completes(case: Case) -> None:
-    outcome = run_ranks(case.handfixed)
+    outcome = case.run(case.handfixed)
     case.check_fixed(outcome)
 
 
@@ -76,6 +76,16 @@ def test_autofixed_script_completes(case: Case, tmp_path: Path) -> None:
     if not case.autofix and not all(applicable(f) for f in found):
         pytest.skip(f"{case.code} offers no automatic fix here; the hand-fixed variant is the proof")
     prove_autofix(case, tmp_path)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.hash_seeds], ids=by_id)
+def test_one_hash_seed_for_every_rank_keeps_the_ranks_in_step(case: Case) -> None:
+    """The control for the scripts whose ranks hash strings differently: with one PYTHONHASHSEED
+    on every rank, the unchanged script completes with the ranks agreeing, so the seeds, not
+    anything else in the script, are what breaks it."""
+    same = (case.hash_seeds[0],) * len(case.hash_seeds)
+    outcome = run_ranks(case.path, hash_seeds=same)
+    outcome.assert_completed_agreeing()
 
 
 def test_silently_wrong_all_reduce_is_caught_as_disagreement() -> None:
