@@ -19,7 +19,6 @@ from ddplint.rules.base import Context, Rule
 from ddplint.rules.divergence_base import where
 from ddplint.syntax.lazycst import cst
 
-COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 # The gradient all-reduce of `backward()` sends the same parameters' gradients whatever the item:
 # its order across items cannot pair the wrong tensors.
 SAME_PAYLOAD = frozenset({"backward", "accelerator.backward", "deepspeed.backward"})
@@ -154,7 +153,8 @@ def _clauses(node) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, lis
     if isinstance(node, cst.For):
         yield node.target, node.iter, []
         return
-    if not isinstance(node, COMPREHENSIONS):
+    # spelled here, not at import: a run that parses nothing never imports libcst
+    if not isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
         return  # a `while` loop
     clauses = []
     clause = node.for_in
