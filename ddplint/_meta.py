@@ -18,6 +18,7 @@ RULE_CODES = (
     "DDP010",
     "DDP011",
     "DDP012",
+    "DDP013",
 )
 
 

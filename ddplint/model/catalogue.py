@@ -532,3 +532,77 @@ NAMED_METHODS: tuple[NamedMethods, ...] = (
 
 # Libraries whose classes a project subclasses and calls the methods of on `self`.
 LIBRARY_ROOTS = frozenset({"transformers", "trl"})
+
+
+# State every DDP replica must hold identically, which DDP itself never synchronises after
+# construction (torch/nn/parallel/distributed.py: parameters and buffers are broadcast from
+# rank 0 in `__init__`; afterwards only gradients are all-reduced, in `backward()`): changed
+# on some ranks only, the replicas drift apart without any error (DDP013).
+@dataclass(frozen=True)
+class ReplicaState:
+    kind: str  # "optimizer", "scheduler", "scaler", "model"
+    methods: frozenset[str]
+    # What the change does to the replicas, for messages.
+    effect: str
+
+
+REPLICA_STATES = (
+    ReplicaState(
+        "optimizer",
+        frozenset({"step"}),
+        "only this replica's parameters move: the replicas hold different weights from then on",
+    ),
+    ReplicaState(
+        "optimizer",
+        frozenset({"load_state_dict"}),
+        "the optimizer state (momentum, step counts) differs between replicas, and DDP never "
+        "synchronises optimizer state",
+    ),
+    ReplicaState(
+        "scheduler",
+        frozenset({"step", "load_state_dict"}),
+        "the learning rate changes on these ranks only: the replicas take steps of different sizes",
+    ),
+    ReplicaState(
+        "scaler",
+        frozenset({"update", "load_state_dict"}),
+        "the loss scale changes on these ranks only: the replicas scale, and skip, steps differently",
+    ),
+    ReplicaState(
+        "model",
+        frozenset({"load_state_dict", "apply"}),
+        "the weights change on these ranks only: DDP broadcast the parameters once, when it wrapped "
+        "the model, and never again",
+    ),
+)
+
+
+REPLICA_METHODS = frozenset(method for state in REPLICA_STATES for method in state.methods)
+
+
+def built_replica_kind(constructor: str) -> str | None:
+    """What an object built by `constructor` (a qualified name) holds: `torch.optim.AdamW`,
+    `torch.optim.lr_scheduler.ReduceLROnPlateau`, `torch.cuda.amp.GradScaler`."""
+    if constructor.startswith("torch.optim.lr_scheduler."):
+        return "scheduler"
+    if constructor.startswith("torch.optim."):
+        return "optimizer"
+    if constructor.rsplit(".", 1)[-1] == "GradScaler":
+        return "scaler"
+    return None
+
+
+def replica_kind(receiver: str) -> str | None:
+    """What a receiver's name says it holds: `optimizer`, `self.opt_g`, `lr_scheduler`, `scaler`."""
+    last = receiver.rsplit(".", 1)[-1].lower().strip("_")
+    if (
+        last in ("optim", "opt", "optimiser")
+        or last.startswith("optimizer")
+        or last.endswith(("_optimizer", "_opt", "_optim"))
+    ):
+        return "optimizer"
+    if last.endswith(("scheduler", "sched")):
+        return "scheduler"
+    if last.endswith("scaler"):
+        return "scaler"
+    return None

@@ -15,6 +15,7 @@ from ddplint.rules.ddp009_collective_order_mismatch import CollectiveOrderMismat
 from ddplint.rules.ddp010_sampler_seeded_per_rank import SamplerSeededPerRank
 from ddplint.rules.ddp011_unordered_collective_order import UnorderedCollectiveOrder
 from ddplint.rules.ddp012_collective_before_set_device import CollectiveBeforeSetDevice
+from ddplint.rules.ddp013_replica_divergent_update import ReplicaDivergentUpdate
 
 ALL_RULES: list[Rule] = [
     ShuffleWithSampler(),
@@ -29,6 +30,7 @@ ALL_RULES: list[Rule] = [
     SamplerSeededPerRank(),
     UnorderedCollectiveOrder(),
     CollectiveBeforeSetDevice(),
+    ReplicaDivergentUpdate(),
 ]
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 

@@ -107,6 +107,13 @@ def silently_wrong_values(outcome: Outcome) -> None:
     assert all(rank.ended_cleanly for rank in outcome.ranks), outcome.summary
 
 
+def replicas_drift_apart(outcome: Outcome) -> None:
+    """DDP013: every collective pairs up and every rank finishes, but the replicas end with
+    different weights, and no error says so."""
+    assert outcome.status == "disagreed", outcome.summary
+    assert all(rank.ended_cleanly for rank in outcome.ranks), outcome.summary
+
+
 @dataclass(frozen=True)
 class Case:
     code: str
@@ -250,5 +257,12 @@ CASES = [
         "ranks all-reduce different sums: wrong values when their shapes agree",
         silently_wrong_values,
         hash_seeds=("1", "2"),
+    ),
+    Case(
+        "DDP013",
+        "ddp013_scheduler_on_rank_zero.py",
+        "the replicas take steps of different sizes and end with different weights, silently",
+        replicas_drift_apart,
+        autofix=False,
     ),
 ]

@@ -14,7 +14,7 @@ from dataclasses import replace
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import Kind, Val, const
 from ddplint.analysis.divergence.labels import timeline
-from ddplint.analysis.divergence.results import Cause, Finding, Summary
+from ddplint.analysis.divergence.results import Cause, Finding, Summary, Update
 from ddplint.analysis.divergence.seq import (
     Choice,
     Exit,
@@ -53,6 +53,7 @@ class Analysis:
         self._flags: dict[int, tuple[bool, bool, bool]] = {}
         self._unwraps: dict[int, bool] = {}
         self._protocols: dict[tuple[int, str], bool] = {}
+        self._updates: dict[str, list[Update]] | None = None
         self._exits_in_protocols: set[int] | None = None
         self._distributed: set[str] | None = None
         self._spawned: set[int] | None = None
@@ -132,6 +133,10 @@ class Analysis:
             name = call.name or ""
             if name in cat.DATA_CALLS or name in cat.RANK_CALLS or name in cat.MAIN_CALLS:
                 special = True
+            if call.method in cat.REPLICA_METHODS and (
+                call.method in ("load_state_dict", "apply") or cat.replica_kind(call.receiver or "")
+            ):
+                special = True  # may change replica state (DDP013): simulated to see where
             if name in params or (call.method in cat.FSDP_COLLECTIVES and call.receiver in params):
                 calls_param = True
             target = None
@@ -450,6 +455,36 @@ class Analysis:
                 reported.add(id(finding.node))
                 self._findings.setdefault(finding.facts.filename, []).append(finding)
         return self._findings.get(facts.filename, [])
+
+    def updates_for(self, facts: ModuleFacts) -> list[Update]:
+        """Changes of replica state (`optimizer.step()`) that one rank class makes and the other
+        does not, each once, as seen from the closest function (fewest calls in between)."""
+        if self._updates is None:
+            best: dict[int, Update] = {}
+            for module in self.project.files.values():
+                for scope in module.scopes:
+                    for update in self._divergent_updates(module, scope):
+                        known = best.get(id(update.node))
+                        if known is None or len(update.via) < len(known.via):
+                            best[id(update.node)] = update
+            self._updates = {}
+            for update in best.values():
+                self._updates.setdefault(update.site_facts.filename, []).append(update)
+        return self._updates.get(facts.filename, [])
+
+    def _divergent_updates(self, facts: ModuleFacts, scope: Scope) -> list[Update]:
+        reach, special, _ = self.flags(facts, scope)
+        if not (reach or special) or self._in_protocol(facts, scope.name):
+            return []
+        no_args = tuple(None for _ in scope.params)
+        zero = self.summary(facts, scope, True, no_args)
+        other = self.summary(facts, scope, False, no_args)
+        if not (zero.complete and other.complete):
+            return []
+        made = [{(id(u.site), id(u.node)) for u in s.updates} for s in (zero, other)]
+        return [u for u in zero.updates if (id(u.site), id(u.node)) not in made[1]] + [
+            u for u in other.updates if (id(u.site), id(u.node)) not in made[0]
+        ]
 
     def _in_launch_configurations(self, facts: ModuleFacts, scope: Scope) -> list[Finding]:
         """The findings of a function; those whose collectives exist only under some launch

@@ -11,10 +11,10 @@ from enum import Enum
 from typing import TYPE_CHECKING, Protocol
 
 from ddplint.analysis.divergence.domain import Val
-from ddplint.analysis.divergence.seq import Choice, Exit, Op, Seq
+from ddplint.analysis.divergence.seq import Choice, Exit, Guard, Op, Seq
 
 if TYPE_CHECKING:
-    from ddplint.model.catalogue import LibraryCall
+    from ddplint.model.catalogue import LibraryCall, ReplicaState
     from ddplint.model.facts import ModuleFacts, Scope
     from ddplint.syntax.lazycst import cst
 
@@ -33,6 +33,22 @@ class Summary:
     complete: bool = True
     split_findings: list = field(default_factory=list)
     shard_findings: list = field(default_factory=list)
+    updates: list[Update] = field(default_factory=list)
+
+
+@dataclass(frozen=True, eq=False)
+class Update:
+    """A change of state every DDP replica must hold alike (`optimizer.step()`), as seen from
+    one function: `site` is the update itself, or the call in this function that reaches it."""
+
+    state: ReplicaState
+    label: str  # "`optimizer.step()`"
+    node: cst.CSTNode  # the update call, maybe in a callee
+    facts: ModuleFacts  # where `node` is
+    site: cst.CSTNode
+    site_facts: ModuleFacts
+    guard: Guard | None
+    via: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)

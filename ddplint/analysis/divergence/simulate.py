@@ -30,7 +30,7 @@ from ddplint.analysis.divergence.domain import (
     rank_value,
     taint,
 )
-from ddplint.analysis.divergence.results import Summaries, Summary
+from ddplint.analysis.divergence.results import Summaries, Summary, Update
 from ddplint.analysis.divergence.seq import (
     Choice,
     Exit,
@@ -96,6 +96,7 @@ class Simulator:
         self.split_findings: list[tuple[Op, cst.CSTNode]] = []
         # (shard source, loop node, ops): loops over data split per rank, calling collectives.
         self.shard_findings: list[tuple[tuple, cst.CSTNode, list[Op]]] = []
+        self.updates: list[Update] = []  # replica state changed here or in callees (DDP013)
         self.joined = 0  # inside `with model.join():`, uneven inputs are handled
         self.path: list[Val] = []  # divergent tests of the branches being simulated
         self.complete = True  # False once a callee could not be summarised
@@ -156,6 +157,7 @@ class Simulator:
             complete=self.complete,
             split_findings=self.split_findings,
             shard_findings=self.shard_findings,
+            updates=self.updates,
         )
 
     # Blocks ------------------------------------------------------------------------------
@@ -762,6 +764,7 @@ class Simulator:
             return self._environ(_string_arg(node), node)
 
         if method is not None and receiver is not None:
+            self._note_update(node, func, method, receiver)
             handled = self._method(node, method, receiver, func, args)
             if handled is not None:
                 return handled
@@ -989,9 +992,40 @@ class Simulator:
         name = callee_scope.name
         # What the callee finds in this calling context (a shard it was handed) is found here too.
         self.shard_findings.extend(summary.shard_findings)
+        self.updates.extend(
+            replace(u, site=node, site_facts=self.facts, guard=u.guard or self._guard(), via=(name, *u.via))
+            for u in summary.updates
+        )
         self.complete = self.complete and summary.complete
         self.emit(*self._rebase(summary.seq, node, name, bound, arg_nodes))
         return _substitute(summary.ret, bound)
+
+    def _note_update(self, node: cst.Call, func: cst.Attribute, method: str, receiver: Val) -> None:
+        """`optimizer.step()`, `scheduler.step()`, `scaler.update()`, and, on a model DDP wrapped
+        (or its `.module`), `load_state_dict()`/`apply()`: state the replicas must hold alike."""
+        spelled = dotted_name(func.value)
+        if spelled is None:
+            return
+        if receiver.tag in (*WRAPPED, UNWRAPPED):
+            kind = "model"
+        elif self.analysis.distributed(self.facts):
+            kind = cat.replica_kind(spelled) or self._built_kind(spelled)
+        else:
+            return
+        for state in cat.REPLICA_STATES:
+            if state.kind == kind and method in state.methods:
+                label = f"`{self._text(func)}()`"
+                self.updates.append(Update(state, label, node, self.facts, node, self.facts, self._guard()))
+                return
+
+    def _built_kind(self, name: str) -> str | None:
+        """The replica state a name holds by what built it (`plateau = ReduceLROnPlateau(...)`)."""
+        for value in self.facts.values_of(self.scope, name):
+            if isinstance(value, cst.Call):
+                kind = cat.built_replica_kind(self.facts.qualname(value.func) or "")
+                if kind is not None:
+                    return kind
+        return None
 
     def _absorb(self, func: cst.BaseExpression, callee: Scope, args: list[Val]) -> None:
         """A method of a project object that stores what it is given (`early_stopping(val_loss)`,
