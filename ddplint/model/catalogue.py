@@ -550,29 +550,29 @@ REPLICA_STATES = (
     ReplicaState(
         "optimizer",
         frozenset({"step"}),
-        "only this replica's parameters move: the replicas hold different weights from then on",
+        "only these ranks' parameters move, so the replicas hold different weights from then on",
     ),
     ReplicaState(
         "optimizer",
         frozenset({"load_state_dict"}),
-        "the optimizer state (momentum, step counts) differs between replicas, and DDP never "
+        "the optimizer state (momentum, step counts) then differs between replicas, and DDP never "
         "synchronises optimizer state",
     ),
     ReplicaState(
         "scheduler",
         frozenset({"step", "load_state_dict"}),
-        "the learning rate changes on these ranks only: the replicas take steps of different sizes",
+        "the learning rate changes on these ranks only, so the replicas take steps of different sizes",
     ),
     ReplicaState(
         "scaler",
         frozenset({"update", "load_state_dict"}),
-        "the loss scale changes on these ranks only: the replicas scale, and skip, steps differently",
+        "the loss scale changes on these ranks only, so the replicas scale, and skip, steps differently",
     ),
     ReplicaState(
         "model",
         frozenset({"load_state_dict", "apply"}),
-        "the weights change on these ranks only: DDP broadcast the parameters once, when it wrapped "
-        "the model, and never again",
+        "the weights change on these ranks only, and DDP broadcast the parameters once, when it "
+        "wrapped the model, never again",
     ),
 )
 

@@ -144,6 +144,8 @@ class Analysis:
                 target = self.project.resolve_call(facts, call) or self.project.guess_method(
                     facts, scope, call.name
                 )
+            if target is not None and _changes_held_object(call, target[1]):
+                special = True  # `self.counter.update(loss)`: what it leaves in the object matters
             if target is not None:
                 r, m, p = self.flags(target[0], target[1], depth + 1)
                 reach = reach or r
@@ -916,6 +918,16 @@ def _context_value(value: Val | None) -> Val | None:
     if key[0] == "const":
         return const(value.const)
     return Val(value.kind, value.const, rank=True, origin=value.origin)
+
+
+def _changes_held_object(call, callee: Scope) -> bool:
+    """`self.counter.update(...)`: a method of an object held in an attribute, which stores."""
+    receiver = call.receiver or ""
+    return (
+        receiver.startswith("self.")
+        and callee.class_name is not None
+        and any(name.startswith("self.") for name in callee.assignments)
+    )
 
 
 def _protocol_token(item) -> Op | None:

@@ -34,6 +34,8 @@ class Summary:
     split_findings: list = field(default_factory=list)
     shard_findings: list = field(default_factory=list)
     updates: list[Update] = field(default_factory=list)
+    # `self.x` objects whose state a method of theirs changed (`self.counter.update(loss)`)
+    mutated: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, eq=False)

@@ -97,6 +97,7 @@ class Simulator:
         # (shard source, loop node, ops): loops over data split per rank, calling collectives.
         self.shard_findings: list[tuple[tuple, cst.CSTNode, list[Op]]] = []
         self.updates: list[Update] = []  # replica state changed here or in callees (DDP013)
+        self.mutated: set[str] = set()  # `self.x` objects changed through their own methods
         self.joined = 0  # inside `with model.join():`, uneven inputs are handled
         self.path: list[Val] = []  # divergent tests of the branches being simulated
         self.complete = True  # False once a callee could not be summarised
@@ -158,6 +159,7 @@ class Simulator:
             split_findings=self.split_findings,
             shard_findings=self.shard_findings,
             updates=self.updates,
+            mutated=frozenset(self.mutated),
         )
 
     # Blocks ------------------------------------------------------------------------------
@@ -557,6 +559,12 @@ class Simulator:
             return self.eval(node)
         if name in self.env:
             return self.env[name]
+        holder = name
+        while "." in holder:  # `stopper.early_stop` of a stopper that holds per-rank state
+            holder = holder.rsplit(".", 1)[0]
+            known = self.env.get(holder)
+            if known is not None and known.divergent:
+                return combine([known])
         last = name.rsplit(".", 1)[-1]
         if name.startswith("self.") and self.scope.class_name is not None:
             value = self.analysis.class_attr(self.facts, self.scope.class_name, name[5:], self.rank_zero)
@@ -996,6 +1004,13 @@ class Simulator:
             replace(u, site=node, site_facts=self.facts, guard=u.guard or self._guard(), via=(name, *u.via))
             for u in summary.updates
         )
+        if (
+            summary.mutated
+            and isinstance(node.func, cst.Attribute)
+            and dotted_name(node.func.value) == "self"
+        ):
+            for holder in summary.mutated:  # `self.on_stage_end(...)` changing `self.counter`
+                self._mutate(holder)
         self.complete = self.complete and summary.complete
         self.emit(*self._rebase(summary.seq, node, name, bound, arg_nodes))
         return _substitute(summary.ret, bound)
@@ -1033,11 +1048,28 @@ class Simulator:
         read from the object later (`early_stopping.early_stop`) differs between ranks."""
         node = func.value if isinstance(func, cst.Attribute) else func
         holder = dotted_name(node)
-        if holder is None or holder == "self" or callee.class_name is None:
+        if (
+            holder is None
+            or holder == "self"
+            or callee.class_name is None
+            or callee.node.name.value == "__init__"
+        ):
             return
+        if not any(name.startswith("self.") for name in callee.assignments):
+            return  # it stores nothing
         given = [a for a in args if a is not None and a.kind is Kind.DATA and not a.weak]
-        if given and any(name.startswith("self.") for name in callee.assignments):
+        if given:
             self.env[holder] = combine([self.lookup(node), *given])
+        self._mutate(holder)
+
+    def _mutate(self, holder: str) -> None:
+        """An object changed through its own method: under a rank test, only this rank class
+        changed it, and what is read from it later (`self.counter.should_stop`) differs."""
+        if holder.startswith("self."):
+            self.mutated.add(holder)
+        guard = self._guard()
+        if guard is not None:
+            self.env[holder] = Val(Kind.RANK, rank=True, origin=self._origin(guard.node))
 
     def _rebase(self, seq: Seq, site, name: str, bound, arg_nodes) -> Seq:
         """A callee's sequence as seen from this call: its ops now sit at `site`, and its
