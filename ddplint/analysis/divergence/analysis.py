@@ -475,8 +475,12 @@ class Analysis:
         return self._updates.get(facts.filename, [])
 
     def _divergent_updates(self, facts: ModuleFacts, scope: Scope) -> list[Update]:
-        reach, special, _ = self.flags(facts, scope)
-        if not (reach or special) or self._in_protocol(facts, scope.name):
+        # A function that neither reaches a collective nor updates anything itself is seen from
+        # the training code that calls it.
+        own = any(call.method in cat.REPLICA_METHODS for call in scope.calls)
+        if not (own or self.flags(facts, scope)[0]) or not self.distributed(facts):
+            return []
+        if self._in_protocol(facts, scope.name):
             return []
         no_args = tuple(None for _ in scope.params)
         zero = self.summary(facts, scope, True, no_args)
