@@ -577,6 +577,14 @@ REPLICA_STATES = (
 )
 
 
+# In-place writes to a parameter of a DDP model (`p.data.copy_(...)`, `torch.nn.init.*(p)`).
+PARAMETER_WRITE = ReplicaState(
+    "model",
+    frozenset(),
+    "these ranks' weights change, and DDP broadcast the parameters once, when it wrapped the "
+    "model, never again",
+)
+
 REPLICA_METHODS = frozenset(method for state in REPLICA_STATES for method in state.methods)
 
 

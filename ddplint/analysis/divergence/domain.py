@@ -116,6 +116,7 @@ UNIFORM = Val(Kind.UNIFORM)
 # Tags of a module whose forward is a collective (DDP, FSDP), and of its `.module` taken back.
 WRAPPED = frozenset({"ddp", "fsdp"})
 UNWRAPPED = "unwrapped"
+PARAMS = "replica-parameters"  # `model.parameters()` of a wrapped model (or of its `.module`)
 NONE = Val(Kind.CONST, None)
 # The world size of a run that can hang: two ranks at least.
 WORLD_SIZE = Val(Kind.SEVERAL)

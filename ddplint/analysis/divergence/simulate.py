@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import (
     NONE,
+    PARAMS,
     UNIFORM,
     UNWRAPPED,
     WORLD_SIZE,
@@ -606,6 +607,8 @@ class Simulator:
             return const(0, rank=True)
         if attr == "n" and base.tag == "progress-counting":
             return Val(Kind.RANK, rank=True, origin=self._origin(node))
+        if attr == "data" and base.tag == PARAMS:
+            return base  # `p.data` of a parameter is that parameter's storage
         if attr == "grad":
             # Whether a parameter got a gradient, and its value, follow this rank's batch.
             return data(self._origin(node))
@@ -771,7 +774,18 @@ class Simulator:
         if qualified == "os.environ.get" or qualified == "os.getenv":
             return self._environ(_string_arg(node), node)
 
+        if (
+            qualified is not None
+            and qualified.startswith("torch.nn.init.")
+            and args
+            and args[0].tag == PARAMS
+        ):
+            self._note_write(node, func)  # `torch.nn.init.zeros_(p)` on a parameter of the DDP model
         if method is not None and receiver is not None:
+            if method in ("parameters", "named_parameters") and receiver.tag in (*WRAPPED, UNWRAPPED):
+                return Val(Kind.OBJECT, tag=PARAMS)
+            if receiver.tag == PARAMS and method.endswith("_") and not method.startswith("_"):
+                self._note_write(node, func)  # `p.data.copy_(...)`, `p.zero_()`
             self._note_update(node, func, method, receiver)
             handled = self._method(node, method, receiver, func, args)
             if handled is not None:
@@ -1032,6 +1046,12 @@ class Simulator:
                 label = f"`{self._text(func)}()`"
                 self.updates.append(Update(state, label, node, self.facts, node, self.facts, self._guard()))
                 return
+
+    def _note_write(self, node: cst.Call, func: cst.BaseExpression) -> None:
+        label = f"`{self._text(func)}()`"
+        self.updates.append(
+            Update(cat.PARAMETER_WRITE, label, node, self.facts, node, self.facts, self._guard())
+        )
 
     def _built_kind(self, name: str) -> str | None:
         """The replica state a name holds by what built it (`plateau = ReduceLROnPlateau(...)`)."""
