@@ -133,3 +133,14 @@ def assignment_target(scope: Scope, value: cst.BaseExpression) -> cst.BaseExpres
         if isinstance(stmt, cst.Assign) and stmt.value is value and len(stmt.targets) == 1:
             return stmt.targets[0].target
     return None
+
+
+def accelerator_set_device(facts: ModuleFacts, node: cst.Call) -> bool:
+    """DeepSpeed's `get_accelerator().set_device(i)` (accelerator/cuda_accelerator.py, 0.16.5:
+    torch.cuda.set_device underneath)."""
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "set_device"):
+        return False
+    inner = func.value
+    name = dotted_name(inner.func) if isinstance(inner, cst.Call) else None
+    return name is not None and facts.imports.resolve_dotted(name) == "deepspeed.accelerator.get_accelerator"

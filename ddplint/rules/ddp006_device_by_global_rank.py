@@ -23,7 +23,7 @@ from ddplint.analysis.origins import (
 )
 from ddplint.diagnostics import Applicability
 from ddplint.model.catalogue import DDP_WRAPPERS
-from ddplint.model.expressions import bound_values
+from ddplint.model.expressions import accelerator_set_device, bound_values
 from ddplint.model.facts import ModuleFacts, Scope, child_nodes
 from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context, Rule
@@ -79,17 +79,6 @@ class DeviceByGlobalRank(Rule):
         ctx.report(node, message, fix=fix, help=help)
 
 
-def _accelerator_set_device(facts: ModuleFacts, node: cst.Call) -> bool:
-    """DeepSpeed's `get_accelerator().set_device(i)` (accelerator/cuda_accelerator.py, 0.16.5:
-    torch.cuda.set_device underneath)."""
-    func = node.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "set_device"):
-        return False
-    inner = func.value
-    name = dotted_name(inner.func) if isinstance(inner, cst.Call) else None
-    return name is not None and facts.imports.resolve_dotted(name) == "deepspeed.accelerator.get_accelerator"
-
-
 def _sinks(facts: ModuleFacts):
     """(scope, description, expression used as a device ordinal) for every device choice; the
     description is a function, called only for the few that are reported."""
@@ -97,7 +86,7 @@ def _sinks(facts: ModuleFacts):
         node = call.node
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         name = call.name or ""
-        if (name in SET_DEVICE or _accelerator_set_device(facts, node)) and positional:
+        if (name in SET_DEVICE or accelerator_set_device(facts, node)) and positional:
             # `get_accelerator().set_device(rank)` has no dotted name: the method names it
             method = name.rsplit(".", 1)[-1] or node.func.attr.value
             yield call.scope, _spelled(facts, f"`{method}({{}})`", positional[0]), positional[0]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ddplint.diagnostics import Applicability, Edit
-from ddplint.model.expressions import bound_values, is_none
+from ddplint.model.expressions import accelerator_set_device, bound_values, is_none
 from ddplint.model.facts import CallSite, ModuleFacts, Scope, child_nodes
 from ddplint.model.names import dotted_name
 from ddplint.model.signatures import bind
@@ -188,7 +188,7 @@ def _kind(facts: ModuleFacts, call: CallSite) -> str | None:
         return INIT_KIND
     if name in COLLECTIVES:
         return COLLECTIVE if _implicit_device(facts, call) else None
-    if name in SET_DEVICE or _accelerator_set_device(facts, call.node):
+    if name in SET_DEVICE or accelerator_set_device(facts, call.node):
         args = [a for a in call.node.args if a.keyword is None and not a.star]
         if not args:
             return None
@@ -205,16 +205,6 @@ def _implicit_device(facts: ModuleFacts, call: CallSite) -> bool:
         return False
     group = bound.get("group")
     return group is None or is_none(group) or facts.qualname(group) in WORLD_GROUPS
-
-
-def _accelerator_set_device(facts: ModuleFacts, node: cst.Call) -> bool:
-    """DeepSpeed's `get_accelerator().set_device(i)`: torch.cuda.set_device underneath."""
-    func = node.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "set_device"):
-        return False
-    inner = func.value
-    name = dotted_name(inner.func) if isinstance(inner, cst.Call) else None
-    return name is not None and facts.imports.resolve_dotted(name) == "deepspeed.accelerator.get_accelerator"
 
 
 def _calls_in_order(scope: Scope):
