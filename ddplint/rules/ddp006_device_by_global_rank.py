@@ -25,7 +25,6 @@ from ddplint.diagnostics import Applicability
 from ddplint.model.catalogue import DDP_WRAPPERS
 from ddplint.model.expressions import accelerator_set_device, bound_values
 from ddplint.model.facts import ModuleFacts, Scope, child_nodes
-from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context, Rule
 from ddplint.syntax.lazycst import cst
 
