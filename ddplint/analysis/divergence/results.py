@@ -36,6 +36,8 @@ class Summary:
     updates: list[Update] = field(default_factory=list)
     # `self.x` objects whose state a method of theirs changed (`self.counter.update(loss)`)
     mutated: frozenset[str] = frozenset()
+    # Parameters the function calls under a rank test (`run_on_main(func)`: `if is_main(): func()`)
+    guarded_calls: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, eq=False)

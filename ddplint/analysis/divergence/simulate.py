@@ -99,6 +99,7 @@ class Simulator:
         self.shard_findings: list[tuple[tuple, cst.CSTNode, list[Op]]] = []
         self.updates: list[Update] = []  # replica state changed here or in callees (DDP013)
         self.mutated: set[str] = set()  # `self.x` objects changed through their own methods
+        self.guarded_calls: set[int] = set()  # parameters called under a rank test
         self.joined = 0  # inside `with model.join():`, uneven inputs are handled
         self.path: list[Val] = []  # divergent tests of the branches being simulated
         self.complete = True  # False once a callee could not be summarised
@@ -161,6 +162,7 @@ class Simulator:
             shard_findings=self.shard_findings,
             updates=self.updates,
             mutated=frozenset(self.mutated),
+            guarded_calls=frozenset(self.guarded_calls),
         )
 
     # Blocks ------------------------------------------------------------------------------
@@ -798,6 +800,8 @@ class Simulator:
             return combine(args)
         if self._is_bare_param(func, callee_value):
             (param,) = callee_value.deps
+            if self._guard() is not None:
+                self.guarded_calls.add(param)
             op = Op(
                 "param",
                 self._text(func),
@@ -1018,6 +1022,13 @@ class Simulator:
             replace(u, site=node, site_facts=self.facts, guard=u.guard or self._guard(), via=(name, *u.via))
             for u in summary.updates
         )
+        for index in summary.guarded_calls:  # `run_on_main(stopper.update, ...)`
+            passed = arg_nodes[index] if index < len(arg_nodes) else None
+            if isinstance(passed, cst.Attribute):
+                method = self.analysis.resolve(self.facts, self.scope, passed, None)
+                if method is not None:
+                    guard = Guard(passed, self.facts, f"{self._text(node.func)}(...)")
+                    self._absorb(passed, method[1], [], guard=guard)
         if (
             summary.mutated
             and isinstance(node.func, cst.Attribute)
@@ -1062,7 +1073,9 @@ class Simulator:
                     return kind
         return None
 
-    def _absorb(self, func: cst.BaseExpression, callee: Scope, args: list[Val]) -> None:
+    def _absorb(
+        self, func: cst.BaseExpression, callee: Scope, args: list[Val], guard: Guard | None = None
+    ) -> None:
         """A method of a project object that stores what it is given (`early_stopping(val_loss)`,
         `stopper.update(loss)`) holds per-rank data afterwards when it was given some: what is
         read from the object later (`early_stopping.early_stop`) differs between ranks."""
@@ -1080,14 +1093,15 @@ class Simulator:
         given = [a for a in args if a is not None and a.kind is Kind.DATA and not a.weak]
         if given:
             self.env[holder] = combine([self.lookup(node), *given])
-        self._mutate(holder)
+        self._mutate(holder, guard)
 
-    def _mutate(self, holder: str) -> None:
-        """An object changed through its own method: under a rank test, only this rank class
-        changed it, and what is read from it later (`self.counter.should_stop`) differs."""
+    def _mutate(self, holder: str, guard: Guard | None = None) -> None:
+        """An object changed through its own method: under a rank test (here, or in the callee
+        it was handed to), only some ranks changed it, and what is read from it later
+        (`self.counter.should_stop`) differs."""
         if holder.startswith("self."):
             self.mutated.add(holder)
-        guard = self._guard()
+        guard = guard or self._guard()
         if guard is not None:
             self.env[holder] = Val(Kind.RANK, rank=True, origin=self._origin(guard.node))
 
