@@ -286,7 +286,21 @@ def _only_loaders(facts: ModuleFacts, scope: Scope, name: str) -> bool:
     """`name` is never rebound to something else, such as `accelerator.prepare(loader)`, which
     hands out a loader of its own that keeps its sampler's epoch."""
     values = bound_values(facts, scope, name) or []
-    return all(isinstance(v, cst.Call) and facts.qualname(v.func) == DATALOADER for v in values)
+    return all(
+        isinstance(v, cst.Call) and (facts.qualname(v.func) == DATALOADER or _drains(facts, v, name))
+        for v in values
+    )
+
+
+def _drains(facts: ModuleFacts, call: cst.Call, name: str) -> bool:
+    """`loader = sample_data(loader)`: a generator of this module that yields the loader's
+    batches forever; the name still stands for the loader's passes."""
+    function = facts.functions.get(dotted_name(call.func) or "")
+    return (
+        function is not None
+        and function.is_generator
+        and any(dotted_name(arg.value) == name for arg in call.args)
+    )
 
 
 def _iterates(
