@@ -167,7 +167,7 @@ def test_junit_keeps_characters_xml_cannot_carry_parsable() -> None:
     tree = ET.fromstring(render_junit([d]).encode("utf-8"))
     failure = tree.find(".//failure")
     assert failure.get("message") == "bad byte \\x00 and form feed \\x0c <&>"
-    assert tree.find("testsuite").get("name") == "a\\xdcff.py"
+    assert tree.find("testsuite").get("name") == "a\\udcff.py"
 
 
 def test_json_lines_are_the_json_objects(project: Path) -> None:

@@ -9,12 +9,17 @@ from itertools import groupby
 from ddplint.diagnostics import Diagnostic
 
 # XML 1.0 cannot carry these, not even escaped (a NUL or form feed in a message, a lone surrogate
-# from an undecodable file name): they are shown as `\xNN`.
+# from an undecodable file name): they are spelled as Python would, as the text formats print them.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
+def _spelled(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
 def xml_text(text: str) -> str:
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _NOT_XML.sub(_spelled, text)
 
 
 def failure_details(d: Diagnostic) -> str:
