@@ -235,3 +235,14 @@ def test_grouped_pads_rows_and_columns_to_line_up() -> None:
     a = input_error(INTERNAL_ERROR, "x.py", "first", row=9, column=1)
     b = input_error(INTERNAL_ERROR, "x.py", "second", row=10, column=12)
     assert render_grouped([a, b]) == "x.py:\n   9:1  E900 first\n  10:12 E900 second\n"
+
+
+def test_gitlab_fingerprints_are_the_same_from_the_cache(project: Path) -> None:
+    def report(*options: str) -> str:
+        result = run(["check", *options, "--output-format", "gitlab", "src"], cwd=project)
+        return result.stdout.decode("utf-8")
+
+    fresh = report("--no-cache")
+    assert report() == fresh  # writes the cache
+    assert (project / ".ddplint_cache").is_dir()
+    assert report() == fresh  # reads it

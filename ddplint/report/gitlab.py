@@ -8,7 +8,9 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from ddplint.diagnostics import Diagnostic
+from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic
+
+INPUT_ERRORS = (IO_ERROR, SYNTAX_ERROR, INTERNAL_ERROR)
 
 
 def project_path(filename: str, root: Path) -> str:
@@ -22,7 +24,11 @@ def project_path(filename: str, root: Path) -> str:
 
 
 def source_line(d: Diagnostic) -> str:
-    if d.source is None or not 1 <= d.location.row <= len(d.source.line_starts):
+    # A problem with the file itself is about the file, not a line; whether its text is at hand
+    # depends on whether it came from the cache, and its fingerprint must not.
+    if d.code in INPUT_ERRORS or d.source is None:
+        return ""
+    if not 1 <= d.location.row <= len(d.source.line_starts):
         return ""
     return d.source.line_text(d.location.row).strip()
 
