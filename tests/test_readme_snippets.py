@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from surfaces import EXAMPLE, REPO
+from surfaces import EXAMPLE, EXAMPLE_FINDINGS, REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 
@@ -36,10 +36,26 @@ def test_pre_commit_snippet_names_the_hook() -> None:
 
 
 def test_actions_snippets_use_real_options() -> None:
-    steps = [yaml.safe_load(b) for b in blocks("yaml") if "repos:" not in b]
+    steps = [yaml.safe_load(b) for b in blocks("yaml") if "repos:" not in b and "script:" not in b]
     commands = [s["run"] for b in steps for s in (b if isinstance(b, list) else b["steps"]) if "run" in s]
     assert "ddplint check --output-format github ." in commands
     assert "ddplint check --exit-zero --output-format sarif . > ddplint.sarif" in commands
+
+
+def test_gitlab_job_uploads_the_report_it_writes(tmp_path: Path) -> None:
+    [config] = [yaml.safe_load(b) for b in blocks("yaml") if "script:" in b]
+    [job] = config.values()
+    report = job["artifacts"]["reports"]["codequality"]
+    command = job["script"][-1]
+    assert command == f"ddplint check --exit-zero --output-format gitlab . > {report}"
+    # The command itself, run on the example, writes a report GitLab can read.
+    shutil.copy(EXAMPLE, tmp_path / "train.py")
+    args = command.split(" > ")[0].split()[1:]
+    done = subprocess.run([sys.executable, "-m", "ddplint", *args], cwd=tmp_path, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    issues = json.loads(done.stdout)
+    found = [(i["location"]["lines"]["begin"], i["check_name"], i["location"]["path"]) for i in issues]
+    assert found == [(row, code, "train.py") for row, _, code in EXAMPLE_FINDINGS]
 
 
 def test_vs_code_settings_are_json() -> None:

@@ -15,7 +15,7 @@ import click
 from ddplint._meta import __version__
 from ddplint.config import ConfigError, Settings, check_distributed_types, load_settings
 from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, input_error
-from ddplint.report import FORMATS
+from ddplint.report import FORMAT_NAMES, render
 from ddplint.report.statistics import render_fixes, render_statistics
 from ddplint.rules import ALL_RULES, RULES_BY_CODE
 from ddplint.rules.pages import rule_page
@@ -97,7 +97,7 @@ def _tolerant_output() -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--output-format",
-    type=click.Choice(sorted(FORMATS)),
+    type=click.Choice(FORMAT_NAMES),
     default="full",
     show_default=True,
     help="How findings are printed.",
@@ -175,7 +175,7 @@ def check(
         _fail(str(exc))
         return
     if reading_stdin:
-        report = Report(output_format, statistics, show_fixes, quiet, exit_zero)
+        report = Report(output_format, statistics, show_fixes, quiet, exit_zero, settings.root)
         check_stdin(
             targets[0],
             settings,
@@ -215,7 +215,7 @@ def check(
         if _has_internal_error(diagnostics):
             sys.exit(EXIT_ERROR)
         sys.exit(EXIT_FINDINGS if result.diffs else EXIT_CLEAN)
-    report = Report(output_format, statistics, show_fixes, quiet, exit_zero)
+    report = Report(output_format, statistics, show_fixes, quiet, exit_zero, settings.root)
     report.emit(diagnostics, result.fixed, fix, result.fixed_codes)
 
 
@@ -228,10 +228,12 @@ class Report:
     show_fixes: bool = False
     quiet: bool = False
     exit_zero: bool = False
+    # Where project-relative paths start: the configuration's folder, else the current one.
+    root: Path | None = None
 
     @property
     def is_text(self) -> bool:
-        return self.output_format in ("full", "concise")
+        return self.output_format in ("full", "concise", "grouped")
 
     def emit(self, diagnostics, fixed: int, fixing: bool, fixed_codes, *, to_stderr: bool = False) -> None:
         """Print the findings (or their statistics), the fixes and the summary; then exit."""
@@ -239,7 +241,7 @@ class Report:
         if self.statistics:
             out.write(render_statistics(diagnostics, as_json=self.output_format == "json"))
         else:
-            out.write(FORMATS[self.output_format](diagnostics))
+            out.write(render(self.output_format, diagnostics, self.root or Path.cwd()))
         if self.show_fixes and fixing:
             # Machine-readable formats keep stdout to themselves.
             (out if self.is_text else sys.stderr).write(render_fixes(fixed_codes))

@@ -39,7 +39,8 @@ def artifact_uri(filename: str, base: Path) -> dict:
         relative = path.relative_to(base)
     except ValueError:
         return {"uri": path.as_uri()}
-    return {"uri": quote(relative.as_posix()), "uriBaseId": SRCROOT}
+    # The name's bytes, so that a name not in the file system's encoding still points at its file.
+    return {"uri": quote(os.fsencode(relative.as_posix())), "uriBaseId": SRCROOT}
 
 
 def region(start: Location, end: Location) -> dict:
