@@ -6,11 +6,16 @@ import io
 import re
 import tokenize
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ddplint.diagnostics import Diagnostic
+from ddplint.diagnostics import Diagnostic, Location
 from ddplint.engine.noqa import NOQA_COMMENT, parse_suppressions
 
+_NO_SAFE_LINE = (
+    "neither its line nor the first line of its statement can end in a comment "
+    "(they continue with `\\` or inside a string)"
+)
+_ROW_ONE = Location(1, 1)
 _SEPARATOR = re.compile(r"[\s,]+")
 # Rows as Python counts them: `\r\n`, `\r` or `\n` end a line (a form feed does not).
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -35,28 +40,31 @@ def add_noqa(text: str, diagnostics: list[Diagnostic]) -> NoqaOutcome:
         lines_ending, comments = _line_ends(text)
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return NoqaOutcome(text, skipped=[(d, "the file does not tokenize") for d in diagnostics])
-    codes_by_row: dict[int, set[str]] = defaultdict(set)
+    by_row: dict[int, list[Diagnostic]] = defaultdict(list)
     outcome = NoqaOutcome(text)
     for d in diagnostics:
         row = next((r for r in dict.fromkeys((d.location.row, d.noqa_row)) if r in lines_ending), None)
         if row is None:
-            outcome.skipped.append((d, "its line and its statement's first line continue past their end"))
+            outcome.skipped.append((d, _NO_SAFE_LINE))
             continue
-        codes_by_row[row].add(d.code)
+        by_row[row].append(d)
     lines = _LINES.findall(text)
-    for row, codes in codes_by_row.items():
+    for row, found in by_row.items():
         line = lines[row - 1]
         body = line.rstrip("\r\n")
-        new_body = _with_codes(body, comments.get(row), codes)
-        if new_body != body:
+        new_body = _with_codes(body, comments.get(row), {d.code for d in found})
+        # The reader takes the first noqa comment after the line's first `#`, even one inside a
+        # string: check that it reads this one as meant.
+        read_as = parse_suppressions([new_body])
+        missed = [d for d in found if not read_as.suppresses(replace(d, location=_ROW_ONE, noqa_row=1))]
+        if missed:
+            outcome.skipped.extend(
+                (d, "the noqa reader would read an earlier noqa text on that line") for d in missed
+            )
+        elif new_body != body:
             lines[row - 1] = new_body + line[len(body) :]
             outcome.added += 1
     outcome.text = "".join(lines)
-    suppressions = parse_suppressions(outcome.text.splitlines())
-    skipped = {id(d) for d, _ in outcome.skipped}
-    if any(not suppressions.suppresses(d) for d in diagnostics if id(d) not in skipped):
-        # Never expected: the comments are written as the reader reads them. Leave the file alone.
-        return NoqaOutcome(text, skipped=[(d, "the comment would not suppress it") for d in diagnostics])
     return outcome
 
 
