@@ -20,6 +20,7 @@ from ddplint.report.statistics import render_fixes, render_statistics
 from ddplint.rules import ALL_RULES, RULES_BY_CODE
 from ddplint.rules.pages import rule_page
 from ddplint.rules.selection import enabled_codes
+from ddplint.run.add_noqa import add_noqa_to_files
 from ddplint.run.buffer import check_buffer
 from ddplint.run.cache.findings import caches_of
 from ddplint.run.discovery import is_excluded
@@ -105,6 +106,7 @@ def _tolerant_output() -> None:
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option("--add-noqa", is_flag=True, help="Add a `# noqa: CODE` comment for every finding, in place.")
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (ALL for every rule).")
 @click.option("--extend-select", multiple=True, help="Codes or prefixes to enable on top of `select`.")
 @click.option("--ignore", multiple=True, help="Codes or prefixes to disable.")
@@ -141,6 +143,7 @@ def check(
     fix: bool,
     unsafe_fixes: bool,
     diff: bool,
+    add_noqa: bool,
     select: tuple[str, ...],
     extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
@@ -162,6 +165,9 @@ def check(
     if "-" in paths and not reading_stdin:
         _fail("`-` (stdin) cannot be combined with other paths")
     targets = [stdin_filename or "-"] if reading_stdin else (list(paths) or ["."])
+    if add_noqa and (fix or diff or reading_stdin):
+        other = "--fix" if fix else "--diff" if diff else "stdin"
+        _fail(f"--add-noqa cannot be combined with {other}")
     try:
         start = Path(targets[0]) if targets[0] != "-" else Path.cwd()
         settings = load_settings(Path(config_path) if config_path else None, start)
@@ -204,6 +210,8 @@ def check(
         for d in diagnostics:
             if d.detail:
                 click.echo(d.detail, err=True)
+    if add_noqa:
+        _add_noqa(diagnostics, quiet)
     if diff:
         sys.stdout.write("".join(result.diffs))
         if not quiet:
@@ -217,6 +225,19 @@ def check(
         sys.exit(EXIT_FINDINGS if result.diffs else EXIT_CLEAN)
     report = Report(output_format, statistics, show_fixes, quiet, exit_zero, settings.root)
     report.emit(diagnostics, result.fixed, fix, result.fixed_codes)
+
+
+def _add_noqa(diagnostics, quiet: bool) -> None:
+    """Write the comments, say what could not be done and how many were added; then exit."""
+    outcome = add_noqa_to_files(diagnostics)
+    for problem in outcome.problems:
+        click.echo(f"ddplint: warning: {problem}", err=True)
+    if not quiet:
+        count = outcome.added
+        click.echo(f"Added {count} noqa directive{'s' if count != 1 else ''}.", err=True)
+    if _has_internal_error(diagnostics):
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if outcome.problems else EXIT_CLEAN)
 
 
 @dataclass
