@@ -119,7 +119,15 @@ class Origins:
             key = _env_key(node)
             if key is not None:
                 return self._env(facts, node, key)
-            return self.of(facts, scope, node.value, derived=derived, depth=depth + 1) if derived else None
+            if not derived:
+                return None
+            # `seeds[local_rank]`: the item a rank picks differs per rank, whatever the list holds
+            found = self.of(facts, scope, node.value, derived=True, depth=depth + 1)
+            for element in node.slice:
+                index = getattr(element.slice, "value", None)
+                if found is None and index is not None:
+                    found = self.of(facts, scope, index, derived=True, depth=depth + 1)
+            return found
         if isinstance(node, cst.IfExp):
             return _agree(
                 [
@@ -215,6 +223,8 @@ class Origins:
             value = _unpacked(where, value, name)
             if value is not None and not _constant(value) and value is not node:
                 found.append(self.of(facts, where, value, derived=derived, depth=depth + 1))
+        if derived and found and all(o is not None and o.kind != RANDOM for o in found):
+            return found[0]  # a rank on every path, global or local: it differs per rank either way
         return _agree(found)
 
     def _attribute(self, facts, scope, node, name: str, derived: bool, depth: int) -> Origin | None:
@@ -233,7 +243,25 @@ class Origins:
             declared = self.project.class_field(facts, scope.class_name, attr)
             if declared is not None:
                 return self._declared(*declared, derived=derived, depth=depth + 1)
+        if not stored and head in scope.params and depth < MAX_DEPTH:
+            given = self._stored_before_call(scope, head, attr, derived, depth + 1)
+            if given is not None:
+                return given
         return _attribute(facts, node, name)
+
+    def _stored_before_call(self, scope, param: str, attr: str, derived: bool, depth: int) -> Origin | None:
+        """`flags.seed` where every caller passes a namespace whose `seed` it set before the call
+        (`flags.seed = worker_seeds[local_rank]` in main.py, then `get_data_loaders(flags)`)."""
+        found = []
+        for caller_facts, call in self.callers(scope):
+            passed = dotted_name(_argument(call.node, param, _position(scope, param)) or cst.Name("_"))
+            if passed is None or "." in passed:
+                continue
+            line = caller_facts.line_of(call.node)
+            for value in call.scope.assignments.get(f"{passed}.{attr}", ()):
+                if caller_facts.line_of(value) < line and not _constant(value):
+                    found.append(self.of(caller_facts, call.scope, value, derived=derived, depth=depth))
+        return _agree(found) if found else None
 
     def _declared(self, facts, value: cst.BaseExpression, derived: bool, depth: int) -> Origin | None:
         """A class field's value: `Field(default_factory=get_rank)` (pydantic) and

@@ -577,6 +577,10 @@ class Simulator:
             value = self.analysis.module_global(self.facts, name, self.rank_zero)
             if value is not None:
                 return value
+            named = name in self.facts.functions or name in self.facts.imports.aliases
+            if named and self.analysis.resolve(self.facts, self.scope, node, None):
+                # `if is_main_process:` naming a function, not calling it: always true
+                return Val(Kind.OBJECT)
         if last in cat.RANK_NAMES:
             return rank_value(self.rank_zero, f"`{name}`")
         if last in cat.MAIN_NAMES:
