@@ -488,9 +488,10 @@ class Analysis:
         if not (zero.complete and other.complete):
             return []
         made = [{(id(u.site), id(u.node)) for u in s.updates} for s in (zero, other)]
-        return [u for u in zero.updates if (id(u.site), id(u.node)) not in made[1]] + [
+        divergent = [u for u in zero.updates if (id(u.site), id(u.node)) not in made[1]] + [
             u for u in other.updates if (id(u.site), id(u.node)) not in made[0]
         ]
+        return [u for u in divergent if _used_again(facts, scope, zero.seq, u)]
 
     def _in_launch_configurations(self, facts: ModuleFacts, scope: Scope) -> list[Finding]:
         """The findings of a function; those whose collectives exist only under some launch
@@ -922,6 +923,27 @@ def _context_value(value: Val | None) -> Val | None:
     if key[0] == "const":
         return const(value.const)
     return Val(value.kind, value.const, rank=True, origin=value.origin)
+
+
+def _used_again(facts: ModuleFacts, scope: Scope, seq: Seq, update: Update) -> bool:
+    """Whether the replicas meet again after the update: a collective later in the function, a
+    later iteration of a loop around it, or, in a function that trains nothing itself (a setup
+    helper), whatever its caller does next. Loading the best weights on rank 0 after the
+    function's own training loop has ended changes nothing the other ranks share."""
+    if update.site_facts is not facts:
+        return True
+    start, end = facts.span(update.site)
+    ops = [op.site for op in walk(seq) if isinstance(op, Op) and op.param is None and op.facts is facts]
+    if any(facts.span(site)[0] > end for site in ops):
+        return True
+    trains = False
+    for loop in scope.loops:
+        first, last = facts.span(loop.node)
+        if any(first <= facts.span(site)[0] <= last for site in ops):
+            if first <= start and end <= last:
+                return True
+            trains = True
+    return not trains
 
 
 def _changes_held_object(call, callee: Scope) -> bool:
