@@ -254,7 +254,8 @@ class Origins:
         (`flags.seed = worker_seeds[local_rank]` in main.py, then `get_data_loaders(flags)`)."""
         found = []
         for caller_facts, call in self.callers(scope):
-            passed = dotted_name(_argument(call.node, param, _position(scope, param)) or cst.Name("_"))
+            arg = _argument(call.node, param, _position(scope, param))
+            passed = dotted_name(arg) if arg is not None else None
             if passed is None or "." in passed:
                 continue
             line = caller_facts.line_of(call.node)

@@ -144,3 +144,21 @@ def accelerator_set_device(facts: ModuleFacts, node: cst.Call) -> bool:
     inner = func.value
     name = dotted_name(inner.func) if isinstance(inner, cst.Call) else None
     return name is not None and facts.imports.resolve_dotted(name) == "deepspeed.accelerator.get_accelerator"
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every plain name a target or expression spells (`a`, `b` in `a, (b, c.d)`)."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            dotted = dotted_name(current)
+            if dotted is not None:
+                found.add(dotted)
+            stack.append(current.value)
+        else:
+            stack.extend(child_nodes(current))
+    return found

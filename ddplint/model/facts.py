@@ -7,6 +7,7 @@ CSTVisitor: it skips whitespace nodes and runs several times faster.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -197,6 +198,18 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
         elif kind not in others and _is_node_kind(kind):
             out.append(value)
     return out
+
+
+def own_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`root` and the nodes within it, leaving out functions, classes and lambdas defined there
+    (a nested function is its own scope: what it does is not the enclosing code's)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        yield node
+        stack.extend(child_nodes(node))
 
 
 def _is_true(node: cst.BaseExpression) -> bool:

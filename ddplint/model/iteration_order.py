@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ddplint.model.expressions import bound_values, returned_values
-from ddplint.model.facts import ModuleFacts, Scope, child_nodes
+from ddplint.model.expressions import bound_values, names_in, returned_values
+from ddplint.model.facts import ModuleFacts, Scope
 from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
 
@@ -627,21 +627,3 @@ def _clauses(clause):
     while clause is not None:
         yield clause
         clause = clause.inner_for_in
-
-
-def names_in(node: cst.CSTNode) -> set[str]:
-    """Every plain name a target or expression spells (`a`, `b` in `a, (b, c.d)`)."""
-    found: set[str] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            found.add(current.value)
-        elif isinstance(current, cst.Attribute):
-            dotted = dotted_name(current)
-            if dotted is not None:
-                found.add(dotted)
-            stack.append(current.value)
-        else:
-            stack.extend(child_nodes(current))
-    return found

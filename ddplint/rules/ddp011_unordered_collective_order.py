@@ -12,8 +12,9 @@ from ddplint.analysis.divergence.labels import ops_label
 from ddplint.analysis.divergence.seq import Choice, Loop, Op, Seq, walk
 from ddplint.analysis.divergence.triggers import collective_triggers
 from ddplint.diagnostics import Applicability, Fix
-from ddplint.model.facts import ModuleFacts, Scope, child_nodes
-from ddplint.model.iteration_order import DIRECTORY, IterationOrder, Unordered, names_in
+from ddplint.model.expressions import names_in
+from ddplint.model.facts import ModuleFacts, Scope, child_nodes, own_nodes
+from ddplint.model.iteration_order import DIRECTORY, IterationOrder, Unordered
 from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context, Rule
 from ddplint.rules.divergence_base import where
@@ -179,21 +180,11 @@ def _item_names(loop, target, later_clauses: list) -> set[str]:
     for _ in range(5):  # to a fixed point: `t = p[name]`, then `buf = t.flatten()`, ...
         before = len(tainted)
         for root in roots:
-            for node in _body_nodes(root):
+            for node in own_nodes(root):
                 tainted |= _names_given(node, tainted)
         if len(tainted) == before:
             break
     return tainted
-
-
-def _body_nodes(body) -> Iterator[cst.CSTNode]:
-    stack: list[cst.CSTNode] = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        yield node
-        stack.extend(child_nodes(node))
 
 
 def _names_given(node, tainted: set[str]) -> set[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ddplint.diagnostics import Applicability, Edit
-from ddplint.model.expressions import accelerator_set_device, bound_values, is_none
+from ddplint.model.expressions import accelerator_set_device, bound_values, is_none, names_in
 from ddplint.model.facts import CallSite, ModuleFacts, Scope, child_nodes
 from ddplint.model.names import dotted_name
 from ddplint.model.signatures import bind
@@ -544,17 +544,7 @@ def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
 
 def _names_read(node: cst.CSTNode) -> set[str]:
     """The names an expression reads: plain names and the heads of attribute chains."""
-    names: set[str] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            names.add(current.value)
-        elif isinstance(current, cst.Attribute):
-            stack.append(current.value)  # not the attribute's own name
-        else:
-            stack.extend(child_nodes(current))
-    return names
+    return {name for name in names_in(node) if "." not in name}
 
 
 def _plain(facts: ModuleFacts, node: cst.CSTNode) -> bool:

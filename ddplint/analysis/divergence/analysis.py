@@ -30,8 +30,8 @@ from ddplint.analysis.divergence.seq import (
 )
 from ddplint.analysis.divergence.simulate import Simulator, launch_class_test, unpacked
 from ddplint.model import catalogue as cat
-from ddplint.model.expressions import constructed_by
-from ddplint.model.facts import ModuleFacts, Scope, child_nodes
+from ddplint.model.expressions import constructed_by, returned_values
+from ddplint.model.facts import ModuleFacts, Scope, child_nodes, own_nodes
 from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
 
@@ -220,9 +220,7 @@ class Analysis:
         gives back is the module inside a wrapper, or an object that was never wrapped."""
         key = id(scope)
         if key not in self._unwraps:
-            self._unwraps[key] = any(
-                isinstance(node, cst.Return) and _takes_module(node.value) for node in _own_nodes(scope.node)
-            )
+            self._unwraps[key] = any(_takes_module(value) for value in returned_values(scope))
         return self._unwraps[key]
 
     def _direct_collective(self, facts: ModuleFacts, scope: Scope, call) -> bool:
@@ -974,33 +972,24 @@ def _protocol_token(item) -> Op | None:
     return None
 
 
+# What the followers of a leader/follower loop wait in for the leader's signal.
+_SIGNALS = ("torch.distributed.broadcast", "torch.distributed.broadcast_object_list")
+
+
 def _follower_loop(facts: ModuleFacts, scope: Scope | None) -> bool:
     """A `while` loop in a function that tests the rank, holding a broadcast and a `break`."""
     if scope is None or not scope.rank_names or not isinstance(scope.node, cst.FunctionDef):
         return False
-    for node in _own_nodes(scope.node):
+    if not any(call.name in _SIGNALS for call in scope.calls):
+        return False  # most functions: no tree walk
+    for node in own_nodes(scope.node.body):
         if not isinstance(node, cst.While):
             continue
-        inside = list(_own_nodes(node))
-        broadcasts = any(
-            isinstance(n, cst.Call)
-            and facts.qualname(n.func)
-            in ("torch.distributed.broadcast", "torch.distributed.broadcast_object_list")
-            for n in inside
-        )
+        inside = list(own_nodes(node.body))
+        broadcasts = any(isinstance(n, cst.Call) and facts.qualname(n.func) in _SIGNALS for n in inside)
         if broadcasts and any(isinstance(n, cst.Break) for n in inside):
             return True
     return False
-
-
-def _own_nodes(function: cst.FunctionDef):
-    """The nodes of a function's body, not those of functions or classes defined in it."""
-    stack = list(child_nodes(function.body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            stack.extend(child_nodes(node))
 
 
 def _takes_module(value: cst.BaseExpression | None) -> bool:

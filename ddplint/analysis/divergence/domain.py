@@ -113,7 +113,8 @@ class Val:
 
 
 UNIFORM = Val(Kind.UNIFORM)
-# Tags of a module whose forward is a collective (DDP, FSDP), and of its `.module` taken back.
+# Tags of a module whose forward is a collective (DDP with its buffers broadcast, FSDP; DDP with
+# `broadcast_buffers=False` is "ddp-nobuf"), and of its `.module` taken back.
 WRAPPED = frozenset({"ddp", "fsdp"})
 UNWRAPPED = "unwrapped"
 PARAMS = "replica-parameters"  # `model.parameters()` of a wrapped model (or of its `.module`)

@@ -63,8 +63,6 @@ _COMPARE = {
     "GreaterThanEqual": lambda a, b: a >= b,
 }
 MAX_SEQ = 4000  # items in one function's sequence before the simulation gives up on it
-# Tags of modules wrapped for data parallelism whose forward is a collective (DDP with its
-# buffers broadcast, FSDP); "ddp-nobuf" is DDP with `broadcast_buffers=False`.
 
 
 class _TooBig(Exception):
@@ -1048,8 +1046,8 @@ class Simulator:
         """`optimizer.step()`, `scheduler.step()`, `scaler.update()`, and, on a model DDP wrapped
         (or its `.module`), `load_state_dict()`/`apply()`: state the replicas must hold alike."""
         spelled = dotted_name(func.value)
-        if spelled is None:
-            return
+        if spelled is None or method not in cat.REPLICA_METHODS:
+            return  # most method calls: no name or constructor to read
         if receiver.tag in (*WRAPPED, UNWRAPPED):
             kind = "model"
         elif self.analysis.distributed(self.facts):
@@ -1058,15 +1056,15 @@ class Simulator:
             return
         for state in cat.REPLICA_STATES:
             if state.kind == kind and method in state.methods:
-                label = f"`{self._text(func)}()`"
-                self.updates.append(Update(state, label, node, self.facts, node, self.facts, self._guard()))
+                self._note_write(node, func, state)
                 return
 
-    def _note_write(self, node: cst.Call, func: cst.BaseExpression) -> None:
+    def _note_write(
+        self, node: cst.Call, func: cst.BaseExpression, state: cat.ReplicaState = cat.PARAMETER_WRITE
+    ) -> None:
+        """Record a change of replica state made here (under the rank test around it, if any)."""
         label = f"`{self._text(func)}()`"
-        self.updates.append(
-            Update(cat.PARAMETER_WRITE, label, node, self.facts, node, self.facts, self._guard())
-        )
+        self.updates.append(Update(state, label, node, self.facts, node, self.facts, self._guard()))
 
     def _built_kind(self, name: str) -> str | None:
         """The replica state a name holds by what built it (`plateau = ReduceLROnPlateau(...)`)."""
