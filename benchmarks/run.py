@@ -5,12 +5,18 @@
     python benchmarks/run.py --corpus torch --corpus stdlib --tools ddplint,flake8,ruff
     python benchmarks/run.py --scaling                # ddplint on the corpus x1, x2, x4
     python benchmarks/run.py --corpus FOLDER --tools flake8-file --one-file train.py --runs 9
+    python benchmarks/run.py --corpus FOLDER --tools ruff --edit --lsp --one-file train.py --runs 9
 
 flake8-file: flake8 on one file of the corpus, as an editor runs it on every save, in three
 set-ups measured in turn, run after run: flake8 alone (its own environment, without ddplint),
 flake8 with ddplint installed beside it and `--select E,F,W,C90` (flake8's own codes: ddplint's
 are off), and the same with flake8's default selection (ddplint's codes on), the project's
 `.ddplint_cache/` warm and the file edited before each run.
+
+--edit: `ddplint check FILE` on one file of the corpus edited before each run, the project's cache
+warm (pre-commit's case), in turn with `ruff check FILE`. --lsp: `ddplint server` driven over stdio
+(see lsp_timing.py): the seconds from opening the file to its diagnostics, and from each change
+(a line appended) to the diagnostics of that version.
 
 Each comparison tool gets its own virtual environment under --venvs (built when missing: their pins
 conflict, TorchFix needs libcst < 1.6). ddplint runs from the interpreter running this script.
@@ -286,6 +292,50 @@ def measure_flake8_file(corpus: str, project: Path, one_file: str | None, args) 
     return rows
 
 
+def measure_one_file(corpus: str, project: Path, one_file: str | None, args) -> list[Row]:
+    """--edit and --lsp: the editor's and pre-commit's case, one file of `project`."""
+    files = python_files(project)
+    path = project / one_file if one_file else max(map(Path, files), key=lambda p: (p.stat().st_size, str(p)))
+    name = str(path.relative_to(project))
+    rows: list[Row] = []
+    if args.edit:
+        setups = {
+            f"ddplint check {name}, edited, cache warm": commands("ddplint-warm", args.venvs, [name], None)
+        }
+        setups[f"ruff check {name}"] = commands("ruff", args.venvs, [name], None)
+        run_measured(commands("ddplint-warm", args.venvs, ["."], None), cwd=project)  # fill the cache
+        versions = [version_of("ddplint", args.venvs), version_of("ruff", args.venvs)]
+        edit_rows = [Row(corpus, setup, version, 1) for setup, version in zip(setups, versions)]
+        for _ in range(args.runs):
+            edit(path)
+            for row, argv in zip(edit_rows, setups.values()):
+                sample = run_measured(argv, cwd=project)
+                row.runs.append(round(sample.seconds, 3))
+                row.cpu.append(round(sample.cpu_seconds, 3))
+                row.exit_codes.append(sample.returncode)
+                row.peak_rss_mb = max(row.peak_rss_mb, round(sample.peak_rss / 2**20, 1))
+                print(f"  {row.tool:<50} {sample.seconds:8.2f} s", file=sys.stderr)
+        for row in edit_rows:
+            row.ratio = round(row.median / edit_rows[0].median, 2)
+        rows += edit_rows
+    if args.lsp:
+        client = [
+            sys.executable,
+            str(HERE / "lsp_timing.py"),
+            str(project),
+            name,
+            "--changes",
+            str(args.runs),
+        ]
+        done = subprocess.run(client, capture_output=True, text=True, check=True)
+        timing = json.loads(done.stdout)
+        version = version_of("ddplint", args.venvs)
+        opened = Row(corpus, f"ddplint server: open {name} → diagnostics", version, 1, runs=[timing["open"]])
+        changed = Row(corpus, "ddplint server: change → diagnostics", version, 1, runs=timing["changes"])
+        rows += [opened, changed]
+    return rows
+
+
 def edit(path: Path) -> None:
     """A change that leaves the module's findings alone."""
     with open(path, "a", encoding="utf-8") as handle:
@@ -308,7 +358,9 @@ def scaling(corpus: str, source: Path, work: Path, args) -> list[Row]:
     return rows
 
 
-def markdown(rows: list[Row], scale_rows: list[Row], file_rows: list[Row], meta: dict) -> str:
+def markdown(
+    rows: list[Row], scale_rows: list[Row], file_rows: list[Row], edit_rows: list[Row], meta: dict
+) -> str:
     lines = [
         f"# ddplint benchmark — {meta['date']}",
         "",
@@ -347,9 +399,26 @@ def markdown(rows: list[Row], scale_rows: list[Row], file_rows: list[Row], meta:
                 f"| {r.corpus} | {r.files} | {r.median:.2f} | {r.median_cpu:.1f} | {r.peak_rss_mb:.0f} "
                 f"| {r.ratio:.2f} |"
             )
-    if file_rows:
+    if edit_rows:
         lines += [
             *([""] if rows or scale_rows else []),
+            "One file edited (--edit: the project's cache warm; ratio = median wall seconds / ddplint's) "
+            "and the language server (--lsp: seconds to the diagnostics, measured by the client):",
+            "",
+            "| corpus | set-up | version | runs | median s | CPU s | peak RSS MB | time / ddplint |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for r in edit_rows:
+            cpu = f"{r.median_cpu:.2f}" if r.cpu else ""
+            rss = f"{r.peak_rss_mb:.0f}" if r.peak_rss_mb else ""
+            ratio = f"{r.ratio:.2f}" if r.ratio is not None else ""
+            lines.append(
+                f"| {r.corpus} | {r.tool} | {r.version} | {len(r.runs)} | {r.median:.3f} | {cpu} "
+                f"| {rss} | {ratio} |"
+            )
+    if file_rows:
+        lines += [
+            *([""] if rows or scale_rows or edit_rows else []),
             "flake8 on one file, with and without ddplint installed (run in turn, run after run; "
             "ratio = median wall seconds / flake8 without ddplint):",
             "",
@@ -376,6 +445,12 @@ def main() -> None:
     parser.add_argument(
         "--one-file", help="flake8-file: the file, relative to the corpus (default: its largest)"
     )
+    parser.add_argument(
+        "--edit", action="store_true", help="time `ddplint check FILE` after an edit, cache warm"
+    )
+    parser.add_argument(
+        "--lsp", action="store_true", help="time `ddplint server`: open, change → diagnostics"
+    )
     parser.add_argument("--venvs", type=Path, default=HERE / ".venvs")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args()
@@ -388,6 +463,8 @@ def main() -> None:
         tools = [t for t in tools if t not in ("ddplint-warm", "ddplint-edit")]
     file_tools = [t for t in tools if t == "flake8-file"]
     tools = [t for t in tools if t != "flake8-file"]
+    if args.edit or args.lsp:  # ruff is --edit's peer there, not a corpus row
+        tools = [t for t in tools if t != "ruff"]
     if tools and "ddplint" not in tools:
         tools.insert(0, "ddplint")
     compile_ddplint()
@@ -403,6 +480,7 @@ def main() -> None:
     rows: list[Row] = []
     scale_rows: list[Row] = []
     file_rows: list[Row] = []
+    edit_rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="ddplint-bench-") as tmp:
         for corpus in corpora:
             label = Path(corpus).name if Path(corpus).is_dir() else corpus
@@ -413,9 +491,11 @@ def main() -> None:
             for row in corpus_rows:
                 row.ratio = round(row.median / corpus_rows[0].median, 2)
             rows += corpus_rows
+            project = folder / corpus_roots(corpus)[0].name
             if file_tools:
-                project = folder / corpus_roots(corpus)[0].name
                 file_rows += measure_flake8_file(label, project, args.one_file, args)
+            if args.edit or args.lsp:
+                edit_rows += measure_one_file(label, project, args.one_file, args)
             if args.scaling:
                 scale_rows += scaling(label, folder, Path(tmp) / label / "scaling", args)
     meta["load_after"] = round(os.getloadavg()[0], 2)
@@ -423,13 +503,16 @@ def main() -> None:
     stem = "-".join(Path(c).name if Path(c).is_dir() else c for c in corpora)
     if file_rows and not rows:
         stem += "-flake8-file"
-    table = markdown(rows, scale_rows, file_rows, meta)
+    if edit_rows and not rows:
+        stem += "-editor"
+    table = markdown(rows, scale_rows, file_rows, edit_rows, meta)
     (args.out / f"{stem}.md").write_text(table, encoding="utf-8")
     data = {
         "meta": meta,
         "rows": [asdict(r) | {"median": r.median, "median_cpu": r.median_cpu} for r in rows],
         "scaling": [asdict(r) | {"median": r.median, "median_cpu": r.median_cpu} for r in scale_rows],
         "flake8_file": [asdict(r) | {"median": r.median, "median_cpu": r.median_cpu} for r in file_rows],
+        "editor": [asdict(r) | {"median": r.median} for r in edit_rows],
     }
     (args.out / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(table)
