@@ -138,13 +138,23 @@ class Project:
         program = self.derived("programs", self._programs).get(facts.filename, ())
         found = [
             target
-            for module in program
-            for class_name in module.classes
-            if _squashed(class_name).endswith(spelled)
-            for target in [self.method(module, class_name, method)]
-            if target is not None
+            for module, class_name in self._classes_named(program, spelled)
+            if (target := self.method(module, class_name, method)) is not None
         ]
         return found[0] if len(found) == 1 else None
+
+    def _classes_named(self, program: tuple[ModuleFacts, ...], spelled: str) -> list[tuple[ModuleFacts, str]]:
+        """The classes of `program` whose squashed name ends with `spelled`; asked at many calls."""
+        memo = self.derived("classes named", dict)
+        key = (id(program), spelled)
+        if key not in memo:
+            memo[key] = [
+                (module, name)
+                for module in program
+                for name in module.classes
+                if _squashed(name).endswith(spelled)
+            ]
+        return memo[key]
 
     def _programs(self) -> dict[str, tuple[ModuleFacts, ...]]:
         """File → the modules import-connected with it (either way): one program. A guess by
