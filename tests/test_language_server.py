@@ -169,6 +169,50 @@ def test_diagnostics_quick_fixes_and_close(tmp_path: Path) -> None:
     run_session(tmp_path, script)
 
 
+def test_changes_faster_than_checks_publish_the_newest_version_last(tmp_path: Path) -> None:
+    """Changes sent back to back: versions are published in order (older checks that a newer
+    change superseded publish nothing), the last one published is the newest, with its findings."""
+    uri = (tmp_path / "train.py").as_uri()
+    # Version n has n - 1 loaders with `shuffle=True` beside a sampler (one finding each).
+    bad = "    bad{} = DataLoader(ds, shuffle=True, sampler=sampler)\n"
+    head = SOURCE.split("    s = ")[0]
+
+    def version_text(n: int) -> str:
+        return head + "".join(bad.format(i) for i in range(n - 1)) + "    return sampler\n"
+
+    async def script(session: Session) -> None:
+        client = session.client
+        item = types.TextDocumentItem(uri=uri, language_id="python", version=1, text=version_text(1))
+        client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
+        for version in range(2, 8):
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[
+                        types.TextDocumentContentChangeWholeDocument(text=version_text(version))
+                    ],
+                )
+            )
+        published = []
+        while not published or published[-1].version != 7:
+            published.append(await session.next_diagnostics())
+        versions = [p.version for p in published]
+        assert versions == sorted(set(versions))
+        # The first check (which imports the parser) outlasts the sending of all six changes:
+        # the ones it overtook are never checked.
+        assert len(versions) < 7
+        assert all(len(p.diagnostics) == p.version - 1 for p in published)
+        assert [d.range.start.line for d in published[-1].diagnostics] == [6, 7, 8, 9, 10, 11]
+        # Nothing older arrives afterwards.
+        client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        closed = await session.next_diagnostics()
+        assert (closed.version, list(closed.diagnostics)) == (None, [])
+
+    run_session(tmp_path, script)
+
+
 def test_syntax_error_is_a_diagnostic_not_a_crash(tmp_path: Path) -> None:
     uri = (tmp_path / "broken.py").as_uri()
 

@@ -2,10 +2,16 @@
 
 Diagnostics on open, change and save; each fix as a quick fix; "disable for this line" adds or
 merges a `# noqa: CODE` comment; diagnostics cleared on close.
+
+A document is checked on one worker thread, so the server keeps reading the editor's messages
+meanwhile: changes that arrive while a check runs supersede it, and only the newest version is
+checked next (typing faster than a check takes never builds a queue of stale checks).
 """
 
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlparse
@@ -30,6 +36,10 @@ class DdplintServer(LanguageServer):
         super().__init__("ddplint", __version__)
         # uri → (document version, findings), to answer code actions without linting again.
         self.results: dict[str, tuple[int | None, list[Diagnostic]]] = {}
+        # uri → the newest version the editor sent (absent once closed): older checks are dropped.
+        self.newest: dict[str, int | None] = {}
+        # One check at a time: the analysis and its caches are not shared between threads.
+        self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ddplint-check")
 
 
 @lru_cache(maxsize=64)
@@ -61,19 +71,34 @@ def _range(source: Source, start: Location, end: Location, encoding: str) -> typ
     return types.Range(start=_position(source, start, encoding), end=_position(source, end, encoding))
 
 
-def lint_document(server: DdplintServer, uri: str) -> list[Diagnostic]:
+async def lint_document(server: DdplintServer, uri: str, *, superseded=None) -> list[Diagnostic] | None:
+    """The document's findings as it is now, checked on the server's worker thread and kept for
+    code actions; None when `superseded()` turns true before the check starts or after it ends."""
     document = server.workspace.get_text_document(uri)
-    filename = _filename(uri, document.path)
-    settings, problem = _settings_for(str(Path(filename).resolve().parent))
+    version, text, filename = document.version, document.source, _filename(uri, document.path)
+
+    def check() -> tuple[list[Diagnostic], str | None] | None:
+        return None if superseded and superseded() else _lint_text(filename, text)
+
+    checked = await asyncio.get_running_loop().run_in_executor(server.checker, check)
+    if checked is None or (superseded and superseded()):
+        return None
+    diagnostics, problem = checked
     if problem:
         server.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=problem))
+    server.results[uri] = (version, diagnostics)
+    return diagnostics
+
+
+def _lint_text(filename: str, text: str) -> tuple[list[Diagnostic], str | None]:
+    """The findings of `text` as `filename`, and a problem with the settings to show, if any."""
+    settings, problem = _settings_for(str(Path(filename).resolve().parent))
     try:
-        diagnostics = check_buffer(filename, document.source, settings, budget=CONTEXT_BUDGET).diagnostics
+        diagnostics = check_buffer(filename, text, settings, budget=CONTEXT_BUDGET).diagnostics
     except Exception as exc:  # a bug of ours must not take the editor's server down
         message = f"internal error in ddplint ({type(exc).__name__}: {exc}) — please report"
         diagnostics = [input_error(INTERNAL_ERROR, filename, message)]
-    server.results[uri] = (document.version, diagnostics)
-    return diagnostics
+    return diagnostics, problem
 
 
 def to_lsp(d: Diagnostic, encoding: str) -> types.Diagnostic:
@@ -95,20 +120,27 @@ def to_lsp(d: Diagnostic, encoding: str) -> types.Diagnostic:
     )
 
 
-def publish(server: DdplintServer, uri: str) -> None:
+async def publish(server: DdplintServer, uri: str) -> None:
+    """Check the document and publish its findings, unless a newer version arrives first (its
+    own check publishes then) or the document is closed."""
+    version = server.workspace.get_text_document(uri).version
+    server.newest[uri] = version
+    diagnostics = await lint_document(server, uri, superseded=lambda: server.newest.get(uri, -1) != version)
+    if diagnostics is None:
+        return
     encoding = _encoding(server)
-    diagnostics = [to_lsp(d, encoding) for d in lint_document(server, uri)]
-    version = server.results[uri][0]
     server.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        types.PublishDiagnosticsParams(
+            uri=uri, diagnostics=[to_lsp(d, encoding) for d in diagnostics], version=version
+        )
     )
 
 
-def code_actions(server: DdplintServer, uri: str, wanted: types.Range) -> list[types.CodeAction]:
+async def code_actions(server: DdplintServer, uri: str, wanted: types.Range) -> list[types.CodeAction]:
     document = server.workspace.get_text_document(uri)
     version, diagnostics = server.results.get(uri, (None, []))
     if uri not in server.results or version != document.version:
-        diagnostics = lint_document(server, uri)
+        diagnostics = await lint_document(server, uri) or []
     encoding = _encoding(server)
     actions: list[types.CodeAction] = []
     for d in diagnostics:
@@ -159,29 +191,30 @@ def create_server() -> DdplintServer:
     server = DdplintServer()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: DdplintServer, params: types.DidOpenTextDocumentParams) -> None:
-        publish(ls, params.text_document.uri)
+    async def did_open(ls: DdplintServer, params: types.DidOpenTextDocumentParams) -> None:
+        await publish(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: DdplintServer, params: types.DidChangeTextDocumentParams) -> None:
-        publish(ls, params.text_document.uri)
+    async def did_change(ls: DdplintServer, params: types.DidChangeTextDocumentParams) -> None:
+        await publish(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: DdplintServer, params: types.DidSaveTextDocumentParams) -> None:
-        publish(ls, params.text_document.uri)
+    async def did_save(ls: DdplintServer, params: types.DidSaveTextDocumentParams) -> None:
+        await publish(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: DdplintServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.results.pop(uri, None)
+        ls.newest.pop(uri, None)  # a check still running publishes nothing
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
     )
-    def code_action(ls: DdplintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        return code_actions(ls, params.text_document.uri, params.range)
+    async def code_action(ls: DdplintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return await code_actions(ls, params.text_document.uri, params.range)
 
     return server
 
