@@ -24,6 +24,8 @@ class BufferResult:
     fixed_text: str | None = None
     fixed_codes: Counter[str] = field(default_factory=Counter)
     fix_error: str | None = None
+    # The fixed text's Source (a notebook's cells where the fixes left them), to write it with.
+    fixed_source: Source | None = None
 
 
 def buffer_source(filename: str, data: bytes | str) -> Source:
@@ -61,4 +63,6 @@ def check_buffer(
     if not fix:
         return BufferResult(facts, linter.check(facts))
     outcome = fix_module(linter, facts, unsafe=unsafe_fixes)
-    return BufferResult(facts, outcome.remaining, outcome.text, outcome.fixed_codes, outcome.error)
+    return BufferResult(
+        facts, outcome.remaining, outcome.text, outcome.fixed_codes, outcome.error, outcome.source
+    )
