@@ -14,7 +14,7 @@ from ddplint.diagnostics import Applicability, Diagnostic, Edit
 from ddplint.engine.checker import Linter
 from ddplint.model.facts import ModuleFacts
 from ddplint.syntax.reading import LoadError
-from ddplint.syntax.source import Source
+from ddplint.syntax.source import Source, SourceError
 
 MAX_PASSES = 10
 
@@ -112,11 +112,9 @@ def fix_module(linter: Linter, facts: ModuleFacts, *, unsafe: bool = False) -> F
 
 def _notebook_problem(source: Source, text: str) -> str | None:
     """Why the fixed cells cannot be written into the notebook, or None."""
-    from ddplint.syntax.notebook import NotebookError
-
     try:
         source.to_bytes(text)
-    except NotebookError as exc:
+    except SourceError as exc:
         return f"the fixes were not written: {exc}"
     return None
 

@@ -18,6 +18,8 @@ import re
 import warnings
 from dataclasses import dataclass, replace
 
+from ddplint.syntax.source import SourceError
+
 SUFFIX = ".ipynb"
 
 # Cell magics whose body is Python that IPython runs (as ruff reads them); any other cell magic
@@ -29,7 +31,14 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
-class NotebookError(Exception):
+@dataclass(frozen=True)
+class _Edit:
+    start: int
+    end: int
+    content: str
+
+
+class NotebookError(SourceError):
     """A notebook that cannot be read as one; the message says why."""
 
 
@@ -102,6 +111,22 @@ class Notebook:
         starts = tuple(moved(s) for s in self.starts)
         magics = tuple(replace(m, start=moved(m.start), end=moved(m.end)) for m in self.magics)
         return replace(self, starts=starts, first_rows=_first_rows(text, starts), magics=magics)
+
+    def relined(self, old: str, new: str) -> Notebook | None:
+        """This notebook after `old` became `new` with every row kept and only the ends of rows
+        changed (comments added); None when a change touches a line of IPython syntax."""
+        old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
+        if len(old_lines) != len(new_lines):
+            return None
+        edits, offset = [], 0
+        for before, after in zip(old_lines, new_lines):
+            if before != after:
+                edit = _Edit(offset, offset + len(before), after)
+                if self.blocks(edit.start, edit.end):
+                    return None
+                edits.append(edit)
+            offset += len(before)
+        return self.edited(edits, new)
 
     def cell_texts(self, module: str) -> list[str]:
         """Each code cell's source as it is to be stored, cut out of the module text."""

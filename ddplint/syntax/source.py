@@ -94,7 +94,7 @@ class Source:
 
     def to_bytes(self, text: str) -> bytes:
         """Encode fixed text the way the original was stored (a notebook: its JSON with the
-        cells rewritten; raises ddplint.syntax.notebook.NotebookError when that cannot be done)."""
+        cells rewritten; raises SourceError when that cannot be done)."""
         if self.notebook is not None:
             text = self.notebook.rewritten(text)
         data = text.encode(self.encoding)
