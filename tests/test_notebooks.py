@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+import ddplint
 from ddplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
+from ddplint.engine.checker import Linter
 from ddplint.engine.fix import _non_overlapping
+from ddplint.run.cache.trees import TreeCache
 from ddplint.syntax.notebook import mask_magics, read_notebook
 from ddplint.syntax.reading import LoadError, read_source
 from ddplint.syntax.source import SourceError
@@ -427,3 +430,35 @@ def test_no_notebook_no_notebook_reader(tmp_path: Path) -> None:
         [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
     )
     assert done.stdout == "1 True\n"
+
+
+def test_a_syntax_error_names_its_cell(tmp_path: Path) -> None:
+    (tmp_path / "broken.ipynb").write_text(
+        notebook(code("x = 1\n"), code(["y = 2\n", "def f(:\n", "  pass"]))
+    )
+    done = run("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    assert done.stdout.splitlines()[0] == "broken.ipynb:cell 2:2:7: E999 cannot parse: invalid syntax"
+
+
+def test_the_python_api_reads_a_notebook_given_as_text() -> None:
+    found = ddplint.lint_source(TRAINING.read_text(), filename="training.ipynb")
+    assert [(d.code, d.cell, d.place) for d in found] == [
+        ("DDP005", 3, "cell 3:3:5"),
+        ("DDP001", 3, "cell 3:5:31"),
+    ]
+
+
+def test_a_kept_tree_of_a_notebook_takes_the_cells_of_the_notebook_read_now(tmp_path: Path) -> None:
+    path = tmp_path / "nb.ipynb"
+    path.write_text(notebook(code("import os\n"), code("x = 1\n")))
+    trees = TreeCache(tmp_path / "trees", keep=True)
+    linter = Linter()
+    linter.trees = trees
+    kept = linter.load(str(path))
+    # The same code cut into one cell: the kept tree is of the same text, its cells are not.
+    path.write_text(notebook(code("import os\nx = 1\n")))
+    source = read_source(str(path))
+    loaded = trees.load(source, kept.module_name)
+    assert loaded is not None and loaded.module_name == "nb-ipynb"
+    assert loaded.source.notebook is source.notebook
+    assert [source.notebook.locate(row) for row in (1, 2)] == [(1, 1), (1, 2)]

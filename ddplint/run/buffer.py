@@ -12,7 +12,7 @@ from ddplint.engine.fix import fix_module
 from ddplint.model.facts import ModuleFacts
 from ddplint.run.cache.trees import kept_trees
 from ddplint.settings import Settings
-from ddplint.syntax.reading import LoadError, read_source
+from ddplint.syntax.reading import NOTEBOOK_SUFFIX, LoadError, read_source
 from ddplint.syntax.source import Source, detect_newline
 
 
@@ -30,8 +30,8 @@ class BufferResult:
 
 def buffer_source(filename: str, data: bytes | str) -> Source:
     """Bytes are decoded like a file (encoding cookie, BOM); text is taken as it is."""
-    if isinstance(data, bytes):
-        return read_source(filename, data)
+    if isinstance(data, bytes) or filename.endswith(NOTEBOOK_SUFFIX):
+        return read_source(filename, data if isinstance(data, bytes) else data.encode("utf-8"))
     return Source(filename, data, newline=detect_newline(data))
 
 
