@@ -95,6 +95,13 @@ def test_a_magic_in_a_block_keeps_its_indentation_and_a_continued_one_its_rows()
     ]
 
 
+def test_automagic_reads_as_pass_where_python_could_not_read_the_line() -> None:
+    cell = "pip install torch\ncd ~/data\ntime f()\nls -la\ntime = 3\ntime if a else b\npip.main()\n"
+    masked, magics = mask_magics(cell)
+    assert masked == "pass\npass\npass\nls -la\ntime = 3\ntime if a else b\npip.main()\n"
+    assert [m.line for m in magics] == ["pip install torch", "cd ~/data", "time f()"]
+
+
 def test_python_that_looks_like_ipython_is_left_alone() -> None:
     cell = (
         'print("why?")  # really?\n'
@@ -462,3 +469,23 @@ def test_a_kept_tree_of_a_notebook_takes_the_cells_of_the_notebook_read_now(tmp_
     assert loaded is not None and loaded.module_name == "nb-ipynb"
     assert loaded.source.notebook is source.notebook
     assert [source.notebook.locate(row) for row in (1, 2)] == [(1, 1), (1, 2)]
+
+
+def test_python_s_line_numbers_in_a_syntax_error_are_said_by_cell(tmp_path: Path) -> None:
+    (tmp_path / "open.ipynb").write_text(notebook(code("x = 1\n"), code(["y = 2\n", "s = 'abc\n"])))
+    done = run("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    assert done.stdout.splitlines()[0] == (
+        "open.ipynb:cell 2:2:5: E999 cannot parse: unterminated string literal (detected at cell 2, line 2)"
+    )
+
+
+def test_the_size_limit_counts_the_code_cells_not_the_outputs(tmp_path: Path) -> None:
+    picture = {"output_type": "display_data", "metadata": {}, "data": {"image/png": "A" * 4000}}
+    (tmp_path / "outputs.ipynb").write_text(notebook(code("x = 1\n", outputs=[picture])))
+    (tmp_path / "code.ipynb").write_text(notebook(code("x = 1\n" * 600)))
+    (tmp_path / "pyproject.toml").write_text("[tool.ddplint]\nmax-file-size = 3000\n")
+    done = run("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    assert done.stdout.splitlines()[:-1] == [
+        "code.ipynb:1:1: E902 not checked: its code cells are 0.0 MiB, over the 0.0 MiB limit "
+        "(raise `max-file-size` in [tool.ddplint], or exclude the file)"
+    ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import keyword
 import re
 import warnings
 from dataclasses import dataclass, replace
@@ -27,6 +28,13 @@ SUFFIX = ".ipynb"
 _PYTHON_CELL_MAGICS = frozenset({"capture", "debug", "prun", "pypy", "python", "python3", "time", "timeit"})
 # `x = !ls`, `a, b = %sx ls`: an assignment from a magic or a shell command.
 _ASSIGNED_MAGIC = re.compile(r"\s*[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
+# IPython's automagic: a magic or shell alias named without its `%` (`pip install x`, `cd data`).
+# Only where Python could not read the line: the name is followed by a word, number, string,
+# `~` or `$`, and that word is not a keyword (`time if x else y` is Python).
+_AUTOMAGIC = re.compile(
+    r"\s*(?:pip|conda|mamba|micromamba|cd|ls|ll|mkdir|rmdir|rm|cp|mv|cat|env|set_env|load_ext|"
+    r"reload_ext|autoreload|matplotlib|time|timeit|run|pwd|who|whos|history)[ \t]+([\w'\"~$]+)"
+)
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
@@ -269,6 +277,9 @@ def _is_magic(line: str) -> bool:
     if stripped[0] in "%!?":
         return True
     if _ASSIGNED_MAGIC.match(line):
+        return True
+    automagic = _AUTOMAGIC.match(line)
+    if automagic is not None and not keyword.iskeyword(automagic.group(1)):
         return True
     return _Scanner.has_help_mark(line)
 

@@ -15,6 +15,7 @@ quadratically. Two guards keep that from happening:
 
 from __future__ import annotations
 
+import re
 import symtable
 import sys
 import threading
@@ -187,6 +188,9 @@ def _parse_unvalidated(text: str) -> cst.Module:
 MAX_MESSAGE_CHARS = 300
 
 
+_LINE_IN_MESSAGE = re.compile(r"\bline (\d+)")
+
+
 def parse_source(source: Source) -> cst.Module:
     """Parse with libcst; raises LoadError with an E999 diagnostic on a syntax error."""
     try:
@@ -204,6 +208,8 @@ def parse_source(source: Source) -> cst.Module:
             # Python agrees the file is broken; its words and position are the familiar ones.
             reason = python.msg
             row, column = max(1, python.lineno or 1), max(1, python.offset or 1)
+        if source.notebook is not None:  # Python's `line N` counts the rows of all the cells
+            reason = _LINE_IN_MESSAGE.sub(lambda m: source.line_words(int(m.group(1))), reason)
         if len(reason) > MAX_MESSAGE_CHARS:
             reason = reason[: MAX_MESSAGE_CHARS - 1] + "…"
         message = f"cannot parse: {reason}"

@@ -35,11 +35,18 @@ def read_source(filename: str, data: bytes | None = None, max_bytes: int = 0) ->
                 raise LoadError(
                     input_error(IO_ERROR, filename, "not a regular file (device, FIFO or socket)")
                 )
-            if max_bytes and info.st_size > max_bytes:
+            # A notebook's outputs (images, tables) are not code: its limit is on its code cells.
+            notebook = filename.endswith(NOTEBOOK_SUFFIX)
+            if max_bytes and info.st_size > max_bytes and not notebook:
                 raise LoadError(input_error(IO_ERROR, filename, too_large(info.st_size, max_bytes)))
             data = Path(filename).read_bytes()
         if filename.endswith(NOTEBOOK_SUFFIX):
-            return _notebook_source(filename, data)
+            source = _notebook_source(filename, data)
+            size = len(source.text.encode("utf-8"))
+            if max_bytes and size > max_bytes:
+                reason = too_large(size, max_bytes).replace("the file is", "its code cells are")
+                raise LoadError(input_error(IO_ERROR, filename, reason))
+            return source
         return Source.from_bytes(filename, data)
     except OSError as exc:
         reason = exc.strerror or str(exc)
