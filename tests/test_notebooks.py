@@ -139,6 +139,14 @@ def test_code_cells_join_in_order_and_rows_map_back_to_cells() -> None:
     assert [nb.locate(row) for row in (1, 2, 3, 4)] == [(1, 1), (1, 2), (3, 1), (3, 2)]
 
 
+def test_rows_end_where_python_ends_them() -> None:
+    # A lone `\r` ends a row; a form feed or U+2028 in a string does not.
+    text, nb = read_notebook(notebook(code("a = 1\r%time f()\rs = '\u2028\x0c'\n"), code("b = 2\n")))
+    assert text == "a = 1\rpass\rs = '\u2028\x0c'\nb = 2\n"
+    assert nb.first_rows == (1, 4)
+    assert [nb.locate(row) for row in (3, 4)] == [(1, 3), (2, 1)]
+
+
 def test_the_row_of_the_json_holding_each_line() -> None:
     text = notebook(code(["a = 1\n", "b = 2"]), code("c = 3\nd = 4"))
     _, nb = read_notebook(text)
@@ -226,7 +234,7 @@ def test_a_malformed_notebook_is_an_e902_with_the_reason(tmp_path: Path, content
 
 
 def test_malformed_notebooks_are_reported_and_the_run_goes_on(project: Path) -> None:
-    (project / "bad.ipynb").write_text('{"nbformat": 3, "cells": []}', encoding="utf-8")
+    shutil.copy(FIXTURES / "nbformat3.ipynb", project / "bad.ipynb")
     (project / "latin.ipynb").write_bytes(b'{"cells": ["\xe9"]}')
     done = run("check", "--no-cache", "--output-format", "concise", ".", cwd=project)
     assert done.returncode == 1

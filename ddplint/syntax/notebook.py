@@ -35,6 +35,9 @@ _AUTOMAGIC = re.compile(
     r"\s*(?:pip|conda|mamba|micromamba|cd|ls|ll|mkdir|rmdir|rm|cp|mv|cat|env|set_env|load_ext|"
     r"reload_ext|autoreload|matplotlib|time|timeit|run|pwd|who|whos|history)[ \t]+([\w'\"~$]+)"
 )
+# Lines end as Python ends them (not at form feeds or U+2028, as str.splitlines would).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
@@ -123,7 +126,7 @@ class Notebook:
     def relined(self, old: str, new: str) -> Notebook | None:
         """This notebook after `old` became `new` with every row kept and only the ends of rows
         changed (comments added); None when a change touches a line of IPython syntax."""
-        old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
+        old_lines, new_lines = python_lines(old), python_lines(new)
         if len(old_lines) != len(new_lines):
             return None
         edits, offset = [], 0
@@ -223,7 +226,7 @@ def _joined(json_text: str, cells: tuple[CodeCell, ...]) -> tuple[str, Notebook]
 def _first_rows(module: str, starts) -> tuple[int, ...]:
     rows, row, last = [], 1, 0
     for start in starts:
-        row += module.count("\n", last, start)
+        row += len(_LINE_BREAK.findall(module, last, start))
         last = start
         rows.append(row)
     return tuple(rows)
@@ -232,7 +235,7 @@ def _first_rows(module: str, starts) -> tuple[int, ...]:
 def mask_magics(cell: str) -> tuple[str, list[Magic]]:
     """The cell with each line of IPython syntax replaced by `pass` at its indentation (a cell
     under a non-Python cell magic: by blank lines), and those lines; offsets within the cell."""
-    lines = cell.splitlines(keepends=True)
+    lines = python_lines(cell)
     head = cell.lstrip()
     if head.startswith("%%"):
         name = head[2:].split(None, 1)[0] if head[2:].strip() else ""
@@ -257,6 +260,11 @@ def mask_magics(cell: str) -> tuple[str, list[Magic]]:
         out.append(body + ending)
         offset += len(body) + len(ending)
     return "".join(out), magics
+
+
+def python_lines(text: str) -> list[str]:
+    """`text`'s lines with their line breaks, as Python splits them."""
+    return _LINE.findall(text)
 
 
 def _blank(lines: list[str]) -> tuple[str, list[Magic]]:
@@ -416,7 +424,7 @@ def _source_value(json_text: str, cell: CodeCell, text: str, ascii_only: bool) -
     """A cell's new `source` value, laid out as the old one was."""
     if not cell.as_list:
         return json.dumps(text, ensure_ascii=ascii_only)
-    lines = [json.dumps(line, ensure_ascii=ascii_only) for line in text.splitlines(keepends=True)]
+    lines = [json.dumps(line, ensure_ascii=ascii_only) for line in python_lines(text)]
     start, end = cell.span
     old = json_text[start:end]
     if not lines:
