@@ -181,6 +181,14 @@ def test_a_fix_spanning_two_cells_is_not_applied() -> None:
 # --- writing back ---------------------------------------------------------------------------------
 
 
+def test_a_cell_ending_in_a_continued_shell_command_is_written_back_as_it_was() -> None:
+    original = notebook(code(["!accelerate launch train.py \\\n", "  --seed=0"]), code("x = 1\n"))
+    text, nb = read_notebook(original)
+    assert text == "pass\n\nx = 1\n"
+    assert nb.cell_texts(text) == ["!accelerate launch train.py \\\n  --seed=0", "x = 1\n"]
+    assert nb.rewritten("pass\n\nx = 2\n") == original.replace('"x = 1\\n"', '"x = 2\\n"')
+
+
 def test_only_the_changed_cell_is_rewritten_in_the_layout_of_the_file() -> None:
     original = notebook(
         code(

@@ -148,7 +148,7 @@ class Notebook:
             for magic in sorted(self.magics, key=lambda m: -m.start):
                 if start <= magic.start < end:
                     piece = piece[: magic.start - start] + magic.line + piece[magic.end - start :]
-            if not cell.text.endswith("\n") and piece.endswith("\n"):
+            if cell.text and not cell.text.endswith(("\n", "\r")) and piece.endswith("\n"):
                 piece = piece[:-1]  # the line break the module added after the cell
             out.append(piece)
         return out
@@ -214,7 +214,8 @@ def _joined(json_text: str, cells: tuple[CodeCell, ...]) -> tuple[str, Notebook]
     for cell in cells:
         starts.append(offset)
         masked, found = mask_magics(cell.text)
-        if masked and not masked.endswith("\n"):
+        if cell.text and not cell.text.endswith(("\n", "\r")):
+            # Its last line ends here, not in the next cell (a magic's stand-in may be empty).
             masked += "\n"
         magics += [replace(m, start=m.start + offset, end=m.end + offset) for m in found]
         parts.append(masked)
