@@ -242,7 +242,7 @@ def test_a_malformed_notebook_is_an_e902_with_the_reason(tmp_path: Path, content
 
 
 def test_malformed_notebooks_are_reported_and_the_run_goes_on(project: Path) -> None:
-    shutil.copy(FIXTURES / "nbformat3.ipynb", project / "bad.ipynb")
+    shutil.copy(Path(__file__).parent / "data" / "nbformat3.ipynb", project / "bad.ipynb")
     (project / "latin.ipynb").write_bytes(b'{"cells": ["\xe9"]}')
     done = run("check", "--no-cache", "--output-format", "concise", ".", cwd=project)
     assert done.returncode == 1
