@@ -79,6 +79,38 @@ class Diagnostic:
         return Location(*self.source.location(offset))
 
     @property
+    def _notebook(self):
+        notebook = self.source.notebook if self.source is not None else None
+        return notebook if notebook is not None and notebook.cells else None
+
+    @property
+    def cell(self) -> int | None:
+        """The notebook code cell the finding is in (1-based, code cells counted), else None."""
+        notebook = self._notebook
+        return notebook.locate(self.location.row)[0] if notebook is not None else None
+
+    def shown(self, location: Location) -> Location:
+        """A location as it is shown: in a notebook, its row counts from the top of its cell."""
+        notebook = self._notebook
+        if notebook is None:
+            return location
+        return Location(notebook.locate(location.row)[1], location.column)
+
+    @property
+    def place(self) -> str:
+        """`row:column`, or `cell N:row:column` in a notebook, as ruff writes it."""
+        start = self.shown(self.location)
+        cell = self.cell
+        return f"{start.row}:{start.column}" if cell is None else f"cell {cell}:{start.row}:{start.column}"
+
+    @property
+    def file_row(self) -> int:
+        """The row of the file itself: in a notebook, the row of its JSON holding the line, for
+        tools that show findings against the file (code scanning, annotations)."""
+        notebook = self._notebook
+        return self.location.row if notebook is None else notebook.file_row(self.location.row)
+
+    @property
     def url(self) -> str:
         return rule_url(self.code)
 

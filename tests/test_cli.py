@@ -200,7 +200,7 @@ def test_json_has_ruff_shape(project: Path) -> None:
     assert done.returncode == 1
     findings = json.loads(done.stdout)
     assert [f["code"] for f in findings] == ["DDP002", "DDP001"]
-    keys = ["code", "name", "message", "filename", "location", "end_location", "noqa_row", "url"]
+    keys = ["code", "name", "message", "filename", "cell", "location", "end_location", "noqa_row", "url"]
     keys += ["severity", "fix"]
     assert all(list(f) == keys for f in findings)
     shuffle = findings[1]
@@ -210,6 +210,7 @@ def test_json_has_ruff_shape(project: Path) -> None:
         "message": "`DataLoader` is given `shuffle=True` and `sampler=sampler`: it raises "
         "`ValueError: sampler option is mutually exclusive with shuffle` at construction",
         "filename": "sub/bad.py",
+        "cell": None,
         "location": {"row": 6, "column": 43},
         "end_location": {"row": 6, "column": 55},
         "noqa_row": 6,

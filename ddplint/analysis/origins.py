@@ -460,4 +460,4 @@ def _env_key(node: cst.Subscript) -> str | None:
 
 
 def _where(facts: ModuleFacts, node: cst.CSTNode) -> str:
-    return f"{facts.path.name}:{facts.line_of(node)}"
+    return facts.place_of(node)

@@ -14,7 +14,7 @@ from ddplint.diagnostics import Applicability, Diagnostic, Edit
 from ddplint.engine.checker import Linter
 from ddplint.model.facts import ModuleFacts
 from ddplint.syntax.reading import LoadError
-from ddplint.syntax.source import Source
+from ddplint.syntax.source import Source, SourceError
 
 MAX_PASSES = 10
 
@@ -27,6 +27,8 @@ class FixOutcome:
     error: str | None = None
     # How many findings of each code the fixes removed, for --show-fixes.
     fixed_codes: Counter[str] = field(default_factory=Counter)
+    # The fixed text's Source, to write it with (a notebook's cells are where the fixes left them).
+    source: Source | None = None
 
 
 def allowed(unsafe: bool) -> frozenset[Applicability]:
@@ -40,13 +42,17 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return text
 
 
-def _non_overlapping(diagnostics: list[Diagnostic], kinds: frozenset[Applicability]) -> list[Edit]:
+def _non_overlapping(
+    diagnostics: list[Diagnostic], kinds: frozenset[Applicability], notebook=None
+) -> list[Edit]:
     chosen: list[Edit] = []
     taken: list[tuple[int, int]] = []
     for diagnostic in diagnostics:
         fix = diagnostic.fix
         if fix is None or fix.applicability not in kinds or not fix.edits:
             continue
+        if notebook is not None and any(notebook.blocks(e.start, e.end) for e in fix.edits):
+            continue  # it would move code between cells, or rewrite IPython syntax
         spans = [(e.start, e.end) for e in fix.edits]
         if any(_overlaps(span, other) for span in spans for other in taken):
             continue  # left for the next pass
@@ -64,16 +70,22 @@ def fix_module(linter: Linter, facts: ModuleFacts, *, unsafe: bool = False) -> F
     """Fix one module to a fixed point; never returns text that does not parse."""
     kinds = allowed(unsafe)
     source = facts.source
+    original = facts
     text = source.text
+    notebook = source.notebook
     fixed = 0
     fixed_codes: Counter[str] = Counter()
     diagnostics = linter.check(facts)
     for _ in range(MAX_PASSES):
-        edits = _non_overlapping(diagnostics, kinds)
+        edits = _non_overlapping(diagnostics, kinds, notebook)
         if not edits:
             break
         candidate = apply_edits(text, edits)
-        new_source = Source(source.filename, candidate, source.encoding, source.bom, source.newline)
+        if notebook is not None:
+            notebook = notebook.edited(edits, candidate)
+        new_source = Source(
+            source.filename, candidate, source.encoding, source.bom, source.newline, notebook=notebook
+        )
         try:
             new_facts = linter.facts_for(new_source, facts.module_name)
         except LoadError as exc:
@@ -90,7 +102,21 @@ def fix_module(linter: Linter, facts: ModuleFacts, *, unsafe: bool = False) -> F
         fixed += max(0, len(diagnostics) - len(new_diagnostics))
         fixed_codes += Counter(d.code for d in diagnostics) - Counter(d.code for d in new_diagnostics)
         text, facts, diagnostics = candidate, new_facts, new_diagnostics
-    return FixOutcome(text, fixed, diagnostics, fixed_codes=fixed_codes)
+    if notebook is not None and text != source.text:
+        problem = _notebook_problem(facts.source, text)
+        if problem is not None:  # nothing is written: the notebook as it is
+            linter.project.replace(original)
+            return FixOutcome(source.text, 0, linter.check(original), error=problem)
+    return FixOutcome(text, fixed, diagnostics, fixed_codes=fixed_codes, source=facts.source)
+
+
+def _notebook_problem(source: Source, text: str) -> str | None:
+    """Why the fixed cells cannot be written into the notebook, or None."""
+    try:
+        source.to_bytes(text)
+    except SourceError as exc:
+        return f"the fixes were not written: {exc}"
+    return None
 
 
 def write_atomically(path: Path, source: Source, text: str) -> None:

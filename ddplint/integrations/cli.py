@@ -24,7 +24,7 @@ from ddplint.run.add_noqa import add_noqa_to_files
 from ddplint.run.buffer import check_buffer
 from ddplint.run.cache.findings import caches_of
 from ddplint.run.discovery import is_excluded
-from ddplint.run.group import unified_diff
+from ddplint.run.group import fixes_diff
 from ddplint.run.runner import RunOptions, run
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -296,13 +296,15 @@ def check_stdin(
     fixed = sum(result.fixed_codes.values())
     if diff:
         if result.facts is not None and result.fixed_text != result.facts.source.text:
-            sys.stdout.write(unified_diff(filename, result.facts.source.text, result.fixed_text or ""))
+            after = result.fixed_source or result.facts.source
+            sys.stdout.write(fixes_diff(result.facts.source, after, result.fixed_text or ""))
             sys.exit(EXIT_FINDINGS)
         sys.exit(EXIT_ERROR if _has_internal_error(diagnostics) else EXIT_CLEAN)
     if fix:
         # stdout carries the fixed source, byte for byte as it came (encoding, BOM, newlines).
         if result.facts is not None and result.fixed_text is not None:
-            sys.stdout.buffer.write(result.facts.source.to_bytes(result.fixed_text))
+            written = result.fixed_source or result.facts.source
+            sys.stdout.buffer.write(written.to_bytes(result.fixed_text))
         else:
             sys.stdout.buffer.write(data)
         sys.stdout.flush()

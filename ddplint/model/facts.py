@@ -305,6 +305,10 @@ class ModuleFacts:
     def line_of(self, node: cst.CSTNode) -> int:
         return self.source.location(self.spans[node][0])[0]
 
+    def place_of(self, node: cst.CSTNode) -> str:
+        """`train.py:12` (`nb.ipynb:cell 3:2` in a notebook): a node's line, as messages name it."""
+        return self.source.place(self.line_of(node))
+
     def spans_in(self, scope: Scope) -> tuple[int, dict[cst.CSTNode, tuple[int, int]]]:
         """Spans of the nodes of `scope`'s code, relative to the offset returned with them: the
         module's own spans once they are known, else, for a function, its spans alone (see

@@ -47,10 +47,16 @@ def _module_dotted(node: cst.BaseExpression | None) -> str:
     return (dotted_name(node) or "") if node is not None else ""
 
 
+def module_stem(path: Path) -> str:
+    """The last part of a file's module name. A notebook's cannot be spelled in an import
+    (nothing imports a notebook), so that `train.ipynb` beside `train.py` is not taken for it."""
+    return f"{path.stem}-ipynb" if path.suffix == ".ipynb" else path.stem
+
+
 def module_name_for(path: Path) -> str:
     """The dotted module name of a file, walking up through package directories."""
     path = path.resolve() if not path.is_absolute() else path
-    parts = [] if path.name == "__init__.py" else [path.stem]
+    parts = [] if path.name == "__init__.py" else [module_stem(path)]
     parent = path.parent
     while (parent / "__init__.py").is_file():
         parts.append(parent.name)

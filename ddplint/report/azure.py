@@ -16,15 +16,19 @@ def escape_property(text: str) -> str:
 
 
 def log_issue(d: Diagnostic) -> str:
-    properties = {
+    properties: dict[str, object] = {
         "type": "warning" if d.severity == "warning" else "error",
         "sourcepath": d.filename,
-        "linenumber": d.location.row,
-        "columnnumber": d.location.column,
-        "code": d.code,
+        "linenumber": d.file_row,
     }
+    message = d.message
+    if d.cell is None:
+        properties["columnnumber"] = d.location.column
+    else:  # the row of the notebook's JSON; the message says where in which cell
+        message = f"{d.place}: {message}"
+    properties["code"] = d.code
     spelled = "".join(f"{key}={escape_property(str(value))};" for key, value in properties.items())
-    return f"##vso[task.logissue {spelled}]{escape_data(d.message)}\n"
+    return f"##vso[task.logissue {spelled}]{escape_data(message)}\n"
 
 
 def render_azure(diagnostics: list[Diagnostic]) -> str:

@@ -1,4 +1,4 @@
-"""One line a finding: `path:row:col: CODE message`."""
+"""One line a finding: `path:row:col: CODE message` (`path:cell N:row:col: ...` in a notebook)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,4 @@ def fix_marker(diagnostic: Diagnostic) -> str:
 
 
 def render_concise(diagnostics: list[Diagnostic]) -> str:
-    return "".join(
-        f"{d.filename}:{d.location.row}:{d.location.column}: {d.code} {fix_marker(d)}{d.message}\n"
-        for d in diagnostics
-    )
+    return "".join(f"{d.filename}:{d.place}: {d.code} {fix_marker(d)}{d.message}\n" for d in diagnostics)

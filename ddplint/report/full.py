@@ -13,6 +13,7 @@ def snippet(d: Diagnostic) -> list[str]:
     if row > len(d.source.line_starts):
         return []
     text = d.source.line_text(row)
+    row = d.shown(d.location).row  # in a notebook: counted from the top of the cell
     width = len(str(row))
     pad = " " * width
     start = d.location.column - 1
@@ -26,11 +27,8 @@ def snippet(d: Diagnostic) -> list[str]:
 def render_full(diagnostics: list[Diagnostic]) -> str:
     out: list[str] = []
     for d in diagnostics:
-        out.append(
-            f"{d.filename}:{d.location.row}:{d.location.column}: {d.code} {fix_marker(d)}"
-            f"[{d.name}] {d.message}"
-        )
-        pad = " " * len(str(d.location.row))
+        out.append(f"{d.filename}:{d.place}: {d.code} {fix_marker(d)}[{d.name}] {d.message}")
+        pad = " " * len(str(d.shown(d.location).row))
         out.extend(snippet(d))
         out.extend(f"{pad} = {note}" for note in d.notes)
         if d.help:

@@ -17,16 +17,15 @@ def escape_property(text: str) -> str:
 
 def annotation(d: Diagnostic) -> str:
     level = "warning" if d.severity == "warning" else "error"
-    properties = {
-        "file": d.filename,
-        "line": d.location.row,
-        "col": d.location.column,
-        "endLine": d.end_location.row,
-        "endColumn": d.end_location.column,
-        "title": f"ddplint ({d.code})",
-    }
+    properties: dict[str, object] = {"file": d.filename, "line": d.file_row}
+    if d.cell is None:
+        end = d.end_location
+        properties |= {"col": d.location.column, "endLine": end.row, "endColumn": end.column}
+    # In a notebook the annotation marks the row of its JSON that holds the line (columns there
+    # are not the code's); the message says where in which cell.
+    properties["title"] = f"ddplint ({d.code})"
     spelled = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
-    text = f"{d.filename}:{d.location.row}:{d.location.column}: {d.code} {d.message}"
+    text = f"{d.filename}:{d.place}: {d.code} {d.message}"
     return f"::{level} {spelled}::{escape_data(text)}\n"
 
 

@@ -52,11 +52,12 @@ def gitlab_issues(diagnostics: list[Diagnostic], root: Path) -> list[dict]:
     paths = [project_path(d.filename, root) for d in diagnostics]
     return [
         {
-            "description": f"{d.code} {d.message}",
+            "description": f"{d.code} {d.message}" + (f" ({d.place})" if d.cell is not None else ""),
             "check_name": d.code,
             "fingerprint": fingerprint,
             "severity": "major",
-            "location": {"path": path, "lines": {"begin": max(1, d.location.row)}},
+            # In a notebook, the row of its JSON that holds the line, as the file is shown.
+            "location": {"path": path, "lines": {"begin": max(1, d.file_row)}},
         }
         for d, path, fingerprint in zip(diagnostics, paths, fingerprints(diagnostics, paths))
     ]

@@ -10,11 +10,15 @@ from ddplint.report.concise import fix_marker
 
 def file_group(filename: str, diagnostics: list[Diagnostic]) -> str:
     # Rows and columns padded to the widest in the file, so the codes line up.
-    row_width = max(len(str(d.location.row)) for d in diagnostics)
-    column_width = max(len(str(d.location.column)) for d in diagnostics)
+    # In a notebook, rows count from the top of their cell, which is named first (`cell 3:12:5`).
+    cells = [f"cell {d.cell}:" if d.cell is not None else "" for d in diagnostics]
+    shown = [d.shown(d.location) for d in diagnostics]
+    cell_width = max(len(cell) for cell in cells)
+    row_width = max(len(str(at.row)) for at in shown)
+    column_width = max(len(str(at.column)) for at in shown)
     lines = [f"{filename}:"]
-    for d in diagnostics:
-        position = f"{d.location.row:>{row_width}}:{d.location.column:<{column_width}}"
+    for d, cell, at in zip(diagnostics, cells, shown):
+        position = f"{cell:>{cell_width}}{at.row:>{row_width}}:{at.column:<{column_width}}"
         lines.append(f"  {position} {d.code} {fix_marker(d)}{d.message}")
     return "\n".join(lines) + "\n"
 

@@ -17,20 +17,24 @@ def diagnostic_dict(d: Diagnostic) -> dict:
         edits = [
             {
                 "content": edit.content,
-                "location": _loc(d.edit_location(edit.start)),
-                "end_location": _loc(d.edit_location(edit.end)),
+                "location": _loc(d.shown(d.edit_location(edit.start))),
+                "end_location": _loc(d.shown(d.edit_location(edit.end))),
             }
             for edit in d.fix.edits
         ]
         fix = {"applicability": d.fix.applicability.value, "message": d.fix.message, "edits": edits}
+    # In a notebook, as ruff has it: rows count from the top of the cell `cell` names (1-based,
+    # code cells counted); None elsewhere.
+    noqa = d.shown(Location(d.noqa_row, 1)).row if d.noqa_row else d.noqa_row
     out = {
         "code": d.code,
         "name": d.name,
         "message": d.message,
         "filename": d.filename,
-        "location": _loc(d.location),
-        "end_location": _loc(d.end_location),
-        "noqa_row": d.noqa_row,
+        "cell": d.cell,
+        "location": _loc(d.shown(d.location)),
+        "end_location": _loc(d.shown(d.end_location)),
+        "noqa_row": noqa,
         "url": d.url,
         "severity": d.severity,
         "fix": fix,

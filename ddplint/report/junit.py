@@ -23,7 +23,7 @@ def xml_text(text: str) -> str:
 
 
 def failure_details(d: Diagnostic) -> str:
-    lines = [f"{d.filename}:{d.location.row}:{d.location.column}: {d.code} {d.message}"]
+    lines = [f"{d.filename}:{d.place}: {d.code} {d.message}"]
     lines.extend(d.notes)
     if d.help:
         lines.append(f"help: {d.help}")
@@ -36,10 +36,10 @@ def add_test_case(parent: ET.Element, d: Diagnostic) -> None:
     case = ET.SubElement(
         parent,
         "testcase",
-        name=xml_text(f"{d.code} at {d.location.row}:{d.location.column}"),
+        name=xml_text(f"{d.code} at {d.place}"),
         classname=xml_text(d.filename),
         file=xml_text(d.filename),
-        line=str(d.location.row),
+        line=str(d.file_row),  # of the file: in a notebook, the row of its JSON
     )
     failure = ET.SubElement(case, "failure", message=xml_text(d.message), type=d.code)
     failure.text = xml_text(failure_details(d))

@@ -54,7 +54,8 @@ def region(start: Location, end: Location) -> dict:
 
 
 def _fixes(d: Diagnostic, artifact: dict) -> list[dict]:
-    if d.fix is None or not d.fix.edits or d.source is None:
+    # A notebook's fixes change its cells, not spans of its JSON: `ddplint check --fix` applies them.
+    if d.fix is None or not d.fix.edits or d.source is None or d.cell is not None:
         return []
     replacements = [
         {
@@ -74,14 +75,21 @@ def result(d: Diagnostic, index: dict[str, int], base: Path) -> dict:
         out["ruleIndex"] = index[d.code]
     out["level"] = "warning" if d.severity == "warning" else "error"
     out["message"] = {"text": d.message}
-    out["locations"] = [
-        {"physicalLocation": {"artifactLocation": artifact, "region": region(d.location, d.end_location)}}
-    ]
+    where = region(d.location, d.end_location)
+    if d.cell is not None:
+        # A notebook is a JSON file to SARIF viewers: the region is the row of the JSON holding
+        # the line, and the message and properties say where in which cell.
+        where = {"startLine": d.file_row}
+        out["message"] = {"text": f"{d.place}: {d.message}"}
+    out["locations"] = [{"physicalLocation": {"artifactLocation": artifact, "region": where}}]
     fixes = _fixes(d, artifact)
     if fixes:
         out["fixes"] = fixes
     if d.when:
         out["properties"] = {"when": list(d.when)}
+    if d.cell is not None:
+        start, end = d.shown(d.location), d.shown(d.end_location)
+        out.setdefault("properties", {})["notebook"] = {"cell": d.cell, "region": region(start, end)}
     return out
 
 

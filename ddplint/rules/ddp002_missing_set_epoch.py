@@ -180,10 +180,10 @@ class MissingSetEpoch(Rule):
     def _report(self, ctx: Context, sampler: CallSite, epoch: _EpochLoop) -> None:
         facts = ctx.facts
         spelled = f"`{sampler.target}` " if sampler.target else ""
-        where = f"{epoch.facts.path.name}:{epoch.facts.line_of(epoch.loop.node)}"
+        where = epoch.facts.place_of(epoch.loop.node)
         loop = f"epoch loop ({where})"
         if epoch.remade_at is not None:
-            remade = f"{epoch.facts.path.name}:{epoch.facts.line_of(epoch.remade_at)}"
+            remade = epoch.facts.place_of(epoch.remade_at)
             loop = f"loop that makes the loader's iterator again when it runs out ({remade})"
         given = sampler.bound().get("shuffle")
         shuffles = "shuffles"

@@ -40,7 +40,7 @@ def describe(ctx: Context, finding: Finding) -> str:
     if len(split) > 60:
         split = split[:57] + "..."
     loop = finding.block_facts
-    where = f"{loop.path.name}:{loop.line_of(finding.block)}" if loop is not None else "a loop"
+    where = loop.place_of(finding.block) if loop is not None else "a loop"
     library = _library_split(ctx, finding)
     if library is not None:
         return (

@@ -81,7 +81,7 @@ class SwallowedExceptionInStep(Rule):
                 spelled = f"({spelled})"
             caught = f"`except {spelled}`"
         caught = caught[0].upper() + caught[1:]
-        where = f"`{quoted(facts, step.node, 50)}`, line {facts.line_of(step.node)}"
+        where = f"`{quoted(facts, step.node, 50)}`, {facts.source.line_words(facts.line_of(step.node))}"
         if _is_optimizer_step(step):
             effect = (
                 "the rank that fails skips its optimizer step and its parameters drift from the "

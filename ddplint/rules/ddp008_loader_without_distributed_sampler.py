@@ -82,7 +82,7 @@ class LoaderWithoutDistributedSampler(Rule):
             if found is None:
                 continue
             loop_facts, loop = found
-            where = f"{loop_facts.path.name}:{loop_facts.line_of(loop)}"
+            where = loop_facts.place_of(loop)
             ctx.report(
                 call.node,
                 f"`DataLoader(shuffle=True)` without a `DistributedSampler` in a distributed program, "

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from ddplint.diagnostics import Applicability, Edit
 from ddplint.model.expressions import accelerator_set_device, bound_values, is_none, names_in
@@ -459,7 +458,7 @@ def _short(facts: ModuleFacts, call: cst.Call) -> str:
 
 
 def _where(event: Event) -> str:
-    return f"{Path(event.facts.filename).name}:{event.facts.line_in(event.call.node, event.call.scope)}"
+    return event.facts.source.place(event.facts.line_in(event.call.node, event.call.scope))
 
 
 def _move_set_device(ctx: Context, scope: Scope, init: Event, collective: Event, later: Event):

@@ -31,7 +31,7 @@ def quoted(facts: ModuleFacts, node: cst.CSTNode, limit: int = 60) -> str:
 
 def where(facts: ModuleFacts, node: cst.CSTNode) -> str:
     """`file.py:LINE` of a node."""
-    return f"{facts.path.name}:{facts.line_of(node)}"
+    return facts.place_of(node)
 
 
 def holds(finding: Finding) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic
@@ -12,7 +12,7 @@ from ddplint.engine.fix import write_atomically
 from ddplint.run.group import is_read_only
 from ddplint.syntax.parse import parse_source
 from ddplint.syntax.reading import LoadError, read_source
-from ddplint.syntax.source import Source
+from ddplint.syntax.source import Source, SourceError
 
 # Problems with the input itself: no comment suppresses them.
 _NOT_SUPPRESSIBLE = {IO_ERROR, SYNTAX_ERROR, INTERNAL_ERROR}
@@ -48,10 +48,16 @@ def _add_to_file(filename: str, diagnostics: list[Diagnostic], problems: list[st
         return 0
     outcome = add_noqa(source.text, diagnostics)
     for d, reason in outcome.skipped:
-        where = f"{filename}:{d.location.row}:{d.location.column}"
+        where = f"{filename}:{d.place}"
         problems.append(f"{where}: no `# noqa: {d.code}` added: {reason}")
     if outcome.text == source.text:
         return 0
+    if source.notebook is not None:
+        notebook = source.notebook.relined(source.text, outcome.text)
+        if notebook is None:
+            problems.append(f"{filename}: left as it was: a comment would change a line of IPython syntax")
+            return 0
+        source = replace(source, notebook=notebook)
     try:
         parse_source(Source(filename, outcome.text, source.encoding, source.bom, source.newline))
     except LoadError as exc:
@@ -63,6 +69,9 @@ def _add_to_file(filename: str, diagnostics: list[Diagnostic], problems: list[st
         return 0
     try:
         write_atomically(path, source, outcome.text)
+    except SourceError as exc:  # a notebook that cannot take the comments
+        problems.append(f"{filename}: left as it was: {exc}")
+        return 0
     except OSError as exc:
         problems.append(f"{filename}: cannot add noqa comments: {exc.strerror or exc}")
         return 0

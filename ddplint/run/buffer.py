@@ -12,7 +12,7 @@ from ddplint.engine.fix import fix_module
 from ddplint.model.facts import ModuleFacts
 from ddplint.run.cache.trees import kept_trees
 from ddplint.settings import Settings
-from ddplint.syntax.reading import LoadError, read_source
+from ddplint.syntax.reading import NOTEBOOK_SUFFIX, LoadError, read_source
 from ddplint.syntax.source import Source, detect_newline
 
 
@@ -24,12 +24,14 @@ class BufferResult:
     fixed_text: str | None = None
     fixed_codes: Counter[str] = field(default_factory=Counter)
     fix_error: str | None = None
+    # The fixed text's Source (a notebook's cells where the fixes left them), to write it with.
+    fixed_source: Source | None = None
 
 
 def buffer_source(filename: str, data: bytes | str) -> Source:
     """Bytes are decoded like a file (encoding cookie, BOM); text is taken as it is."""
-    if isinstance(data, bytes):
-        return read_source(filename, data)
+    if isinstance(data, bytes) or filename.endswith(NOTEBOOK_SUFFIX):
+        return read_source(filename, data if isinstance(data, bytes) else data.encode("utf-8"))
     return Source(filename, data, newline=detect_newline(data))
 
 
@@ -61,4 +63,6 @@ def check_buffer(
     if not fix:
         return BufferResult(facts, linter.check(facts))
     outcome = fix_module(linter, facts, unsafe=unsafe_fixes)
-    return BufferResult(facts, outcome.remaining, outcome.text, outcome.fixed_codes, outcome.error)
+    return BufferResult(
+        facts, outcome.remaining, outcome.text, outcome.fixed_codes, outcome.error, outcome.source
+    )

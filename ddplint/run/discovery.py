@@ -1,4 +1,4 @@
-"""Finding the Python files to check: paths given, folders walked, excludes and .gitignore honoured."""
+"""Finding the files to check (Python, notebooks): paths given, folders walked, excludes honoured."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ from pathlib import Path
 import pathspec
 
 from ddplint.settings import Settings, compile_patterns
+from ddplint.syntax.reading import NOTEBOOK_SUFFIX
+
+# Python files, and Jupyter notebooks (their code cells read as one module).
+CHECKED_SUFFIXES = (".py", NOTEBOOK_SUFFIX)
 
 
 @dataclass
@@ -140,7 +144,7 @@ def _walk(top: Path, settings: Settings, spec, add, result: Discovery) -> None:
         kept = [name for name in sorted(dirs) if not ignored(here / name, True)]
         dirs[:] = kept
         for name in sorted(files):
-            if not name.endswith(".py"):
+            if not name.endswith(CHECKED_SUFFIXES):
                 continue
             path = here / name
             # Symbolic links that dangle, loop or lead out of the folder given are skipped.

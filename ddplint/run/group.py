@@ -17,6 +17,7 @@ from ddplint.engine.context_modules import DEFAULT_BUDGET
 from ddplint.engine.fix import fix_module, write_atomically
 from ddplint.run.cache.findings import Cache, is_folder, settings_key
 from ddplint.run.cache.trees import TreeCache, kept_trees
+from ddplint.syntax.source import Source
 
 
 @dataclass
@@ -95,7 +96,7 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
         result.diagnostics.append(input_error(IO_ERROR, facts.filename, outcome.error))
     changed = outcome.text != facts.source.text
     if changed and options.diff:
-        result.diff = unified_diff(facts.filename, facts.source.text, outcome.text)
+        result.diff = fixes_diff(facts.source, outcome.source or facts.source, outcome.text)
         # Report what would be fixed as still present: nothing was written.
         _nothing_written(linter, facts, result)
     elif changed and options.fix:
@@ -107,7 +108,7 @@ def check_one(linter: Linter, facts, options: RunOptions) -> FileResult:
             )
         else:
             try:
-                write_atomically(path, facts.source, outcome.text)
+                write_atomically(path, outcome.source or facts.source, outcome.text)
             except OSError as exc:
                 _nothing_written(linter, facts, result)
                 reason = exc.strerror or str(exc)
@@ -133,6 +134,19 @@ def _nothing_written(linter: Linter, facts, result: FileResult) -> None:
     result.diagnostics = linter.check(facts)
     result.fixed_count = 0
     result.fixed_codes = Counter()
+
+
+def fixes_diff(before: Source, after: Source, text: str) -> str:
+    """The fixes as a diff: of the file, or of each changed cell of a notebook (`nb.ipynb:cell 2`)."""
+    if before.notebook is None or after.notebook is None:
+        return unified_diff(before.filename, before.text, text)
+    old = before.notebook.cell_texts(before.text)
+    new = after.notebook.cell_texts(text)
+    return "".join(
+        unified_diff(f"{before.filename}:cell {cell.number}", a, b)
+        for cell, a, b in zip(before.notebook.cells, old, new)
+        if a != b
+    )
 
 
 def unified_diff(filename: str, old: str, new: str) -> str:

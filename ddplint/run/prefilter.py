@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ddplint.analysis.divergence.triggers import IN_A_PROGRAM_THAT_WRAPS
-from ddplint.model.names import module_name_for, relative_base
+from ddplint.model.names import module_name_for, module_stem, relative_base
 from ddplint.run.discovery import file_size
 from ddplint.run.outline import MODULE, Outline, outline
 from ddplint.syntax.parse import accepted_key, note_accepted
+from ddplint.syntax.reading import NOTEBOOK_SUFFIX
 
 # `from ..pkg.mod import (a, b as c)`, `from . import x`, with backslash continuations.
 _FROM = re.compile(rb"\bfrom[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n#;\\]|\\\r?\n)*)")
@@ -201,6 +202,18 @@ class ImportGraph:
         return closure(names, self.edges)
 
 
+def scanned_bytes(path: Path, data: bytes) -> bytes:
+    """What the scan reads of a file: a notebook's code cells, any other file as it is."""
+    if path.suffix != NOTEBOOK_SUFFIX:
+        return data
+    from ddplint.syntax.reading import LoadError, read_source
+
+    try:
+        return read_source(str(path), data).text.encode()
+    except LoadError:
+        return data  # the load reports it
+
+
 def module_names(files: list[Path]) -> dict[Path, str]:
     packages: dict[Path, str] = {}
     return {path: _module_name(path, packages) for path in files}
@@ -226,7 +239,8 @@ def select(
     scans: dict[Path, Scan | None] = {}
     for path in files:
         try:
-            scans[path] = scan(path.read_bytes(), modules[path], path.name == "__init__.py", words)
+            data = scanned_bytes(path, path.read_bytes())
+            scans[path] = scan(data, modules[path], path.name == "__init__.py", words)
         except OSError:
             scans[path] = None  # unreadable: the full load reports it
     if trigger_names is None:
@@ -387,7 +401,7 @@ def _module_name(path: Path, packages: dict[Path, str]) -> str:
         package = packages[folder] = (
             module_name_for(folder / "__init__.py") if (folder / "__init__.py").is_file() else ""
         )
-    return f"{package}.{path.stem}" if package else path.stem
+    return f"{package}.{module_stem(path)}" if package else module_stem(path)
 
 
 def _project_modules(names: Iterable[str], known: set[str]) -> set[str]:

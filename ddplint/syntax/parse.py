@@ -15,6 +15,7 @@ quadratically. Two guards keep that from happening:
 
 from __future__ import annotations
 
+import re
 import symtable
 import sys
 import threading
@@ -187,6 +188,9 @@ def _parse_unvalidated(text: str) -> cst.Module:
 MAX_MESSAGE_CHARS = 300
 
 
+_LINE_IN_MESSAGE = re.compile(r"\bline (\d+)")
+
+
 def parse_source(source: Source) -> cst.Module:
     """Parse with libcst; raises LoadError with an E999 diagnostic on a syntax error."""
     try:
@@ -196,15 +200,23 @@ def parse_source(source: Source) -> cst.Module:
     except cst.ParserSyntaxError as exc:
         reason = exc.message.strip() or "syntax error"
         row, column = max(1, exc.raw_line), max(1, exc.raw_column + 1)
-        python = python_syntax_error(source.text, source.filename)
+        # Not a notebook's own name: Python would read the line of its error from that file,
+        # which is JSON, and place the column by it.
+        name = source.filename if source.notebook is None else f"<{source.filename}>"
+        python = python_syntax_error(source.text, name)
         if python is not None and python.msg:
             # Python agrees the file is broken; its words and position are the familiar ones.
             reason = python.msg
             row, column = max(1, python.lineno or 1), max(1, python.offset or 1)
+        if source.notebook is not None:  # Python's `line N` counts the rows of all the cells
+            reason = _LINE_IN_MESSAGE.sub(lambda m: source.line_words(int(m.group(1))), reason)
         if len(reason) > MAX_MESSAGE_CHARS:
             reason = reason[: MAX_MESSAGE_CHARS - 1] + "…"
         message = f"cannot parse: {reason}"
-        raise LoadError(input_error(SYNTAX_ERROR, source.filename, message, row, column)) from None
+        error = input_error(SYNTAX_ERROR, source.filename, message, row, column)
+        if source.notebook is not None:
+            error.source = source  # to name the cell the row is in
+        raise LoadError(error) from None
     except (RecursionError, MemoryError) as exc:
         message = f"cannot parse: nested too deeply ({type(exc).__name__})"
         raise LoadError(input_error(SYNTAX_ERROR, source.filename, message)) from None

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 from pathlib import Path
 
 from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
-from ddplint.syntax.source import Source, SourceError
+from ddplint.syntax.source import Source, SourceError, detect_newline
+
+# Jupyter notebooks: their code cells are read as one module (see ddplint.syntax.notebook).
+NOTEBOOK_SUFFIX = ".ipynb"
 
 
 class LoadError(Exception):
@@ -31,15 +35,39 @@ def read_source(filename: str, data: bytes | None = None, max_bytes: int = 0) ->
                 raise LoadError(
                     input_error(IO_ERROR, filename, "not a regular file (device, FIFO or socket)")
                 )
-            if max_bytes and info.st_size > max_bytes:
+            # A notebook's outputs (images, tables) are not code: its limit is on its code cells.
+            notebook = filename.endswith(NOTEBOOK_SUFFIX)
+            if max_bytes and info.st_size > max_bytes and not notebook:
                 raise LoadError(input_error(IO_ERROR, filename, too_large(info.st_size, max_bytes)))
             data = Path(filename).read_bytes()
+        if filename.endswith(NOTEBOOK_SUFFIX):
+            source = _notebook_source(filename, data)
+            size = len(source.text.encode("utf-8"))
+            if max_bytes and size > max_bytes:
+                reason = too_large(size, max_bytes).replace("the file is", "its code cells are")
+                raise LoadError(input_error(IO_ERROR, filename, reason))
+            return source
         return Source.from_bytes(filename, data)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise LoadError(input_error(IO_ERROR, filename, f"cannot read file: {reason}")) from None
     except SourceError as exc:
         raise LoadError(input_error(IO_ERROR, filename, f"cannot read file: {exc}")) from None
+
+
+def _notebook_source(filename: str, data: bytes) -> Source:
+    from ddplint.syntax.notebook import NotebookError, read_notebook  # only when a run has one
+
+    bom = data.startswith(codecs.BOM_UTF8)
+    try:
+        json_text = data[len(codecs.BOM_UTF8) if bom else 0 :].decode("utf-8")
+        text, notebook = read_notebook(json_text)
+    except UnicodeDecodeError as exc:
+        reason = f"not a valid notebook: not UTF-8 (byte 0x{data[exc.start]:02x})"
+        raise LoadError(input_error(IO_ERROR, filename, reason)) from None
+    except NotebookError as exc:
+        raise LoadError(input_error(IO_ERROR, filename, str(exc))) from None
+    return Source(filename, text, "utf-8", bom, detect_newline(text), notebook=notebook)
 
 
 def too_large(size: int, limit: int) -> str:

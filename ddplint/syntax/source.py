@@ -8,6 +8,10 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ddplint.syntax.notebook import Notebook
 
 # A line ends with `\r\n`, `\r` or `\n`, as Python reads it.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -27,6 +31,9 @@ class Source:
     bom: bool = False
     newline: str = "\n"
     _line_starts: list[int] | None = field(default=None, repr=False)
+    # For a Jupyter notebook: its JSON and where its code cells are in `text` (see
+    # ddplint.syntax.notebook); `text` is then the cells' Python.
+    notebook: Notebook | None = field(default=None, repr=False)
 
     @classmethod
     def from_bytes(cls, filename: str, data: bytes) -> Source:
@@ -56,6 +63,8 @@ class Source:
 
         A run holds every module of an import group, and most are never shown or fixed: their
         texts were a tenth of the memory of all of torch loaded."""
+        if self.notebook is not None:
+            return  # read back, the file would be JSON
         text = self.__dict__.pop("text", None)
         if text is not None:
             self.__dict__["_forgotten"] = (len(text), hash(text), tree)
@@ -84,7 +93,10 @@ class Source:
         return {k: v for k, v in self.__dict__.items() if k != "_forgotten"} | {"text": self.text}
 
     def to_bytes(self, text: str) -> bytes:
-        """Encode fixed text the way the original was stored."""
+        """Encode fixed text the way the original was stored (a notebook: its JSON with the
+        cells rewritten; raises SourceError when that cannot be done)."""
+        if self.notebook is not None:
+            text = self.notebook.rewritten(text)
         data = text.encode(self.encoding)
         return codecs.BOM_UTF8 + data if self.bom else data
 
@@ -103,6 +115,21 @@ class Source:
     def offset(self, row: int, column: int) -> int:
         """Inverse of `location`."""
         return self.line_starts[row - 1] + column - 1
+
+    def place(self, row: int) -> str:
+        """How a message points at a row: `train.py:12`, or `nb.ipynb:cell 3:2` in a notebook."""
+        name = self.filename.replace("\\", "/").rsplit("/", 1)[-1]
+        if self.notebook is None or not self.notebook.cells:
+            return f"{name}:{row}"
+        cell, cell_row = self.notebook.locate(row)
+        return f"{name}:cell {cell}:{cell_row}"
+
+    def line_words(self, row: int) -> str:
+        """`line 12`, or `cell 3, line 2` in a notebook."""
+        if self.notebook is None or not self.notebook.cells:
+            return f"line {row}"
+        cell, cell_row = self.notebook.locate(row)
+        return f"cell {cell}, line {cell_row}"
 
     def line_text(self, row: int) -> str:
         starts = self.line_starts

@@ -39,7 +39,7 @@ def ops_label(ops: list[Op]) -> str:
 def op_label(op: Op, short: bool = False) -> str:
     """ "`dist.all_reduce` (metrics.py:7, via `evaluate` → `reduce_mean`)"."""
     facts, node = op.origin
-    where = f"{facts.path.name}:{facts.line_of(node)}"
+    where = facts.place_of(node)
     if short:
         return f"{_short_name(op)} ({where})"
     via = f", via {' → '.join(f'`{v}`' for v in op.via)}" if op.via else ""

@@ -58,7 +58,8 @@ def plan(files: list[Path], linter: Linter, cache: Cache, *, use_prefilter: bool
         if entry is None or entry.content != content:
             entry = Entry(content)
         if entry.scan is None:
-            entry.scan = prefilter.scan(data, modules[path], path.name == "__init__.py", words)
+            scanned = prefilter.scanned_bytes(path, data)
+            entry.scan = prefilter.scan(scanned, modules[path], path.name == "__init__.py", words)
             dirty.add(path)
         entries[path] = entry
         scans[path] = entry.scan

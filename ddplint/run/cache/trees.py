@@ -80,6 +80,9 @@ class TreeCache:
             if not isinstance(facts, ModuleFacts) or not isinstance(facts.source, Source):
                 return None
             facts.source.filename = source.filename
+            # A notebook's cells as this read found them: the same text may be cut into cells
+            # otherwise, or come with other outputs around it.
+            facts.source.notebook = source.notebook
         except Exception:  # damaged or foreign: parse it instead
             return None
         return facts
@@ -170,7 +173,9 @@ def _ours() -> frozenset[tuple[str, str]]:
 
     # Named by the classes themselves: a module that moves keeps its kept trees readable.
     classes = (ModuleFacts, Scope, CallSite, Loop, ImportMap, Source, *FACTORIES.values())
-    return frozenset((cls.__module__, cls.__qualname__) for cls in classes)
+    # A notebook's cells, by name: the module that reads notebooks is imported only for them.
+    notebook = {("ddplint.syntax.notebook", name) for name in ("Notebook", "CodeCell", "Magic")}
+    return frozenset((cls.__module__, cls.__qualname__) for cls in classes) | notebook
 
 
 # What find_class allowed, by name: each kept module names the same few dozen classes.
