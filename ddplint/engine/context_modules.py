@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ddplint.engine.checker import Linter
 from ddplint.model.facts import ModuleFacts
+from ddplint.model.locations import MAX_LEVELS
 from ddplint.settings import DEFAULT_EXCLUDES
 
 DEFAULT_BUDGET = 2.0  # seconds
@@ -141,6 +142,19 @@ def load_neighbours(
         found = located.get(key)
         if found is None:
             found = located[key] = list(module_files(root, target, prefixes))
+            # Not under the import root: a module in folders without `__init__.py`, found from
+            # the root's ancestors, nearest first, as the project index resolves it.
+            folder = root
+            for _ in range(MAX_LEVELS if not found and "." in target else 0):
+                if folder.parent == folder:
+                    break
+                folder = folder.parent
+                # A module named by its folders (`data/loader.py` for `data.loader`), not one
+                # found alone above the root (`../data.py`).
+                files = module_files(folder, target, prefixes)
+                found = located[key] = [p for p in files if len(p.relative_to(folder).parts) > 1]
+                if found:
+                    break
         return found
 
     while True:
@@ -168,7 +182,7 @@ def load_neighbours(
             if importer and not _imports_any(module, checked):
                 continue
             linter.project.add(module)
-            imports.append((root, module))
+            imports.append((root if path.is_relative_to(root) else import_root(path), module))
             loaded += 1
 
 
