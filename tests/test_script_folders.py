@@ -11,7 +11,7 @@ from surfaces import DATA
 
 from ddplint.config import Settings
 from ddplint.engine.checker import Linter
-from ddplint.engine.context_modules import load_neighbours
+from ddplint.engine.context_modules import load_neighbours, namespace_files
 from ddplint.model.locations import Aliases, aliases, import_start
 from ddplint.model.project import Project
 from ddplint.run import prefilter, workers
@@ -112,3 +112,20 @@ def test_a_module_named_by_packages_is_found_before_an_alias(tmp_path: Path) -> 
     assert without.module("data.load", train) is folder
     assert without.module("data.load") is None  # no importer: names only
     assert without.resolve_call(train, train.module_scope.calls[0]) == (folder, folder.functions["build"])
+
+
+def test_a_file_alone_finds_folders_of_scripts_above_it_within_the_project(tmp_path: Path) -> None:
+    for name in ("torch/__init__.py", "torch/distributed/__init__.py", "torch/distributed/helpers.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    (tmp_path / "proj/tools").mkdir(parents=True)
+    (tmp_path / "proj/tools/misc.py").write_text("")
+    (tmp_path / "proj/app/sub").mkdir(parents=True)
+    start = tmp_path / "proj/app/sub"
+    misc = tmp_path / "proj/tools/misc.py"
+    assert namespace_files(start, "tools.misc.clip") == [misc]
+    assert namespace_files(start, "tools.misc.clip", top=tmp_path / "proj") == [misc]
+    assert namespace_files(start, "tools.misc.clip", top=tmp_path / "proj/app") == []
+    # A package above the project (a checkout of torch in the home folder) is passed by.
+    assert namespace_files(start, "torch.distributed.helpers.run") == []
+    assert namespace_files(start, "tools") == []

@@ -64,6 +64,46 @@ def module_files(root: Path, qualname: str, known: dict | None = None) -> Iterat
             found = True
 
 
+def namespace_files(
+    root: Path,
+    target: str,
+    top: Path | None = None,
+    known: dict | None = None,
+    folders: dict[tuple[Path, str], bool] | None = None,
+) -> list[Path]:
+    """The files importing `target` from `root` loads when they are in folders without
+    `__init__.py` above `root` (see ddplint.model.locations): from `root`'s parents, nearest
+    first, no higher than `top` (the project's root) when `root` is inside it. A package met on
+    the way (`~/torch/` above a checkout) is no folder of the project: it is passed by."""
+    head, dot, _ = target.partition(".")
+    if not dot:
+        return []  # a module alone above the root (`../data.py`) is no folder of scripts
+    folders = {} if folders is None else folders
+    bounded = top is not None and top in root.parents
+    folder = root
+    for _ in range(MAX_LEVELS):
+        if folder.parent == folder or (bounded and folder == top):
+            break
+        folder = folder.parent
+        key = (folder, head)
+        namespace = folders.get(key)
+        if namespace is None:
+            below = folder / head
+            namespace = folders[key] = below.is_dir() and not (below / "__init__.py").is_file()
+        if namespace:
+            found = [p for p in module_files(folder, target, known) if p.parent != folder]
+            if found:
+                return found
+    return []
+
+
+def _absolute(path: Path) -> Path | None:
+    try:
+        return path.resolve()
+    except OSError:
+        return None
+
+
 def package_top(folder: Path) -> Path | None:
     """The outermost package folder holding `folder`, or None when `folder` is not a package."""
     if not (folder / "__init__.py").is_file():
@@ -136,25 +176,17 @@ def load_neighbours(
     # system once per name.
     located: dict[tuple[Path, str], list[Path]] = {}
     prefixes: dict = {}  # and once per module prefix (`torch.distributed.` of many names)
+    folders: dict[tuple[Path, str], bool] = {}  # and once per folder name above an import root
+    top = _absolute(linter.settings.root)
 
     def files_of(root: Path, target: str) -> list[Path]:
         key = (root, target)
         found = located.get(key)
         if found is None:
-            found = located[key] = list(module_files(root, target, prefixes))
-            # Not under the import root: a module in folders without `__init__.py`, found from
-            # the root's ancestors, nearest first, as the project index resolves it.
-            folder = root
-            for _ in range(MAX_LEVELS if not found and "." in target else 0):
-                if folder.parent == folder:
-                    break
-                folder = folder.parent
-                # A module named by its folders (`data/loader.py` for `data.loader`), not one
-                # found alone above the root (`../data.py`).
-                files = module_files(folder, target, prefixes)
-                found = located[key] = [p for p in files if len(p.relative_to(folder).parts) > 1]
-                if found:
-                    break
+            found = list(module_files(root, target, prefixes))
+            if not found:
+                found = namespace_files(root, target, top, prefixes, folders)
+            located[key] = found
         return found
 
     while True:
