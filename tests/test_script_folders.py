@@ -15,6 +15,7 @@ from ddplint.engine.context_modules import load_neighbours, namespace_files
 from ddplint.model.locations import Aliases, aliases, import_start
 from ddplint.model.project import Project
 from ddplint.run import prefilter, workers
+from ddplint.run.outline import outline
 from ddplint.run.runner import RunOptions, run
 from ddplint.syntax.source import Source
 
@@ -129,3 +130,20 @@ def test_a_file_alone_finds_folders_of_scripts_above_it_within_the_project(tmp_p
     # A package above the project (a checkout of torch in the home folder) is passed by.
     assert namespace_files(start, "torch.distributed.helpers.run") == []
     assert namespace_files(start, "tools") == []
+
+
+def test_the_definition_pass_follows_names_into_folders_of_scripts(tmp_path: Path) -> None:
+    main = tmp_path / "segment/main.py"
+    loader = tmp_path / "segment/loading/loader.py"
+    elsewhere = tmp_path / "classify/loading/loader.py"
+    main_text = "from loading.loader import build\n\ndef run():\n    return build()\n"
+    outlines = {
+        "main": outline(main_text, str(main), "main", False, bool),
+        "loader": outline("def build():\n    return 1\n", str(loader), "loader", False, bool),
+    }
+    modules = {main: "main", loader: "loader", elsewhere: "loader"}
+    graph = prefilter.DefinitionGraph(
+        outlines, Aliases((path, name, name) for path, name in modules.items()), {"main": [main]}
+    )
+    assert graph.edges[("main", "run")] == {("loader", "build")}
+    assert prefilter.DefinitionGraph(outlines).edges[("main", "run")] == set()
