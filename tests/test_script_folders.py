@@ -147,3 +147,24 @@ def test_the_definition_pass_follows_names_into_folders_of_scripts(tmp_path: Pat
     )
     assert graph.edges[("main", "run")] == {("loader", "build")}
     assert prefilter.DefinitionGraph(outlines).edges[("main", "run")] == set()
+
+
+def test_a_module_of_a_folder_of_scripts_checked_alone_is_seen_from_the_script_above(folders: Path) -> None:
+    # What pre-commit does after an edit of the loader alone: its finding needs `main.py`, which
+    # imports it by path. `classify/main.py` imports a module of the same name, not this one.
+    loader = folders / "segment/loading/loader.py"
+    linter = Linter(Settings(root=folders))
+    facts = linter.load(str(loader))
+    linter.project.add(facts)
+    load_neighbours(linter, [facts])
+    assert sorted(str(Path(name).relative_to(folders)) for name in linter.project.files) == [
+        "segment/common/launch.py",  # what main.py imports
+        "segment/loading/loader.py",
+        "segment/loading/volumes.py",
+        "segment/main.py",
+    ]
+    result = run([str(loader)], Settings(root=folders), RunOptions(jobs=1))
+    assert [(d.location.row, d.code) for d in result.diagnostics] == [(8, "DDP010")]
+    # Above the project's root nothing is read: the script is not found, nor the finding.
+    alone = run([str(loader)], Settings(root=folders / "segment/loading"), RunOptions(jobs=1))
+    assert alone.diagnostics == []

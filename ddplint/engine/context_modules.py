@@ -15,6 +15,7 @@ import stat
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 
 from ddplint.engine.checker import Linter
@@ -170,14 +171,15 @@ def load_neighbours(
         starts.append(path)
         imports.append((import_root(path), facts))
     checked = {facts.module_name for facts in modules}
-    siblings = _siblings(starts)
+    top = _absolute(linter.settings.root)
+    siblings = chain(_siblings(starts), _scripts_above(starts, top))
+    started = set(starts)
     loaded = 0
     # Modules import the same names over and over (`torch`, their own package): ask the file
     # system once per name.
     located: dict[tuple[Path, str], list[Path]] = {}
     prefixes: dict = {}  # and once per module prefix (`torch.distributed.` of many names)
     folders: dict[tuple[Path, str], bool] = {}  # and once per folder name above an import root
-    top = _absolute(linter.settings.root)
 
     def files_of(root: Path, target: str) -> list[Path]:
         key = (root, target)
@@ -188,6 +190,11 @@ def load_neighbours(
                 found = namespace_files(root, target, top, prefixes, folders)
             located[key] = found
         return found
+
+    def imports_file(module: ModuleFacts, root: Path, files: set[Path]) -> bool:
+        """Whether `module` imports one of `files` by path (a script above a folder of scripts)."""
+        targets = {t for t in module.imports.aliases.values() if "." in t}
+        return any(path in files for target in sorted(targets) for path in files_of(root, target))
 
     while True:
         importer = False  # candidates kept only if they import a checked module
@@ -211,7 +218,7 @@ def load_neighbours(
                 module = _load(linter, path)
             except Exception:  # LoadError, OSError, or a bug of ours on a file nobody asked about
                 continue  # context is best effort: the checked files are still checked
-            if importer and not _imports_any(module, checked):
+            if importer and not _imports_any(module, checked) and not imports_file(module, root, started):
                 continue
             linter.project.add(module)
             imports.append((root if path.is_relative_to(root) else import_root(path), module))
@@ -237,6 +244,24 @@ def _imports_any(module: ModuleFacts, modules: set[str]) -> bool:
         for target in module.imports.aliases.values()
         for name in modules
     )
+
+
+def _scripts_above(starts: list[Path], top: Path | None) -> Iterator[Path]:
+    """The scripts in the folders above each start file's import root, up to the project's root
+    (`main.py` above `data_loading/loader.py`): what may import it by path. Nothing outside the
+    project's root: no folder above it is known to be the project's."""
+    if top is None:
+        return
+    folders: dict[Path, None] = {}
+    for start in starts:
+        folder = import_root(start)
+        for _ in range(MAX_LEVELS):
+            if folder == top or top not in folder.parents:
+                break
+            folder = folder.parent
+            folders[folder] = None
+    for folder in folders:
+        yield from sorted(p for p in folder.glob("*.py") if p.is_file())
 
 
 def _siblings(starts: list[Path]) -> Iterator[Path]:
