@@ -63,6 +63,9 @@ PACKAGES = {
 FLAKE8_OWN_CODES = "E,F,W,C90"
 
 
+CORPORA = ("torch", "torch-dist", "torch-dist-flat", "torch-ddp", "stdlib")
+
+
 def torch_folder() -> Path:
     spec = importlib.util.find_spec("torch")  # found, never imported
     if spec is None or not spec.submodule_search_locations:
@@ -74,7 +77,9 @@ def corpus_roots(name: str) -> tuple[Path, list[Path]]:
     """The folder a corpus lives in, and the parts of it to lint (relative paths)."""
     if name == "torch":
         return torch_folder(), [Path()]
-    if name == "torch-dist":
+    if name in ("torch-dist-flat", "torch-dist"):
+        # torch-dist-flat: the same files with every `__init__.py` left out, laid out as a
+        # training repository of script folders is (see `copy_corpus`).
         parts = ["distributed", "utils/data", "nn/parallel"]
         return torch_folder(), [Path(p) for p in parts]
     if name == "torch-ddp":  # small enough for TorchFix and Fixit to run three times
@@ -84,20 +89,22 @@ def corpus_roots(name: str) -> tuple[Path, list[Path]]:
         return Path(sysconfig.get_paths()["stdlib"]), [Path()]
     path = Path(name)
     if not path.is_dir():
-        sys.exit(f"unknown corpus {name!r}: use torch, torch-dist, torch-ddp, stdlib or a folder")
+        sys.exit(f"unknown corpus {name!r}: use {', '.join(CORPORA)} or a folder")
     return path, [Path()]
 
 
-def copy_corpus(base: Path, parts: list[Path], dest: Path) -> int:
+def copy_corpus(base: Path, parts: list[Path], dest: Path, *, packages: bool = True) -> int:
     """Copy the `.py` files of `parts` of `base` into `dest/<base name>`, keeping packages whole.
 
     The `__init__.py` of every package between `base` and a part comes along, so module names
-    (and imports between the corpus's own modules) stay what they were.
+    (and imports between the corpus's own modules) stay what they were. Without `packages`,
+    no `__init__.py` is copied: every folder is a namespace package, and imports between the
+    modules resolve only by path.
     """
     count = 0
     top = dest / base.name
     for part in parts:
-        for depth in range(len(part.parts)):
+        for depth in range(len(part.parts) if packages else 0):
             init = base.joinpath(*part.parts[:depth], "__init__.py")
             target = top.joinpath(*part.parts[:depth], "__init__.py")
             if init.is_file() and not target.exists():
@@ -107,7 +114,7 @@ def copy_corpus(base: Path, parts: list[Path], dest: Path) -> int:
         for folder, dirs, files in os.walk(base / part):
             dirs[:] = sorted(d for d in dirs if d not in ("site-packages", "__pycache__"))
             for name in files:
-                if name.endswith(".py"):
+                if name.endswith(".py") and (packages or name != "__init__.py"):
                     source = Path(folder) / name
                     target = top / source.relative_to(base)
                     target.parent.mkdir(parents=True, exist_ok=True)
@@ -437,7 +444,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--corpus", action="append", help="torch, torch-dist, torch-ddp, stdlib or a folder")
+    parser.add_argument("--corpus", action="append", help=f"{', '.join(CORPORA)} or a folder")
     parser.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated, from {', '.join(TOOLS)}")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, help="passed to ddplint as --jobs")
@@ -485,7 +492,7 @@ def main() -> None:
         for corpus in corpora:
             label = Path(corpus).name if Path(corpus).is_dir() else corpus
             folder = Path(tmp) / label / "x1"
-            count = copy_corpus(*corpus_roots(corpus), folder)
+            count = copy_corpus(*corpus_roots(corpus), folder, packages=not corpus.endswith("-flat"))
             print(f"{label}: {count} files", file=sys.stderr)
             corpus_rows = [measure(tool, label, folder, args) for tool in tools]
             for row in corpus_rows:

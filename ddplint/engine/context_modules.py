@@ -15,10 +15,12 @@ import stat
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 
 from ddplint.engine.checker import Linter
 from ddplint.model.facts import ModuleFacts
+from ddplint.model.locations import MAX_LEVELS
 from ddplint.settings import DEFAULT_EXCLUDES
 
 DEFAULT_BUDGET = 2.0  # seconds
@@ -61,6 +63,46 @@ def module_files(root: Path, qualname: str, known: dict | None = None) -> Iterat
         elif not found and module is not None:
             yield module
             found = True
+
+
+def namespace_files(
+    root: Path,
+    target: str,
+    top: Path | None = None,
+    known: dict | None = None,
+    folders: dict[tuple[Path, str], bool] | None = None,
+) -> list[Path]:
+    """The files importing `target` from `root` loads when they are in folders without
+    `__init__.py` above `root` (see ddplint.model.locations): from `root`'s parents, nearest
+    first, no higher than `top` (the project's root) when `root` is inside it. A package met on
+    the way (`~/torch/` above a checkout) is no folder of the project: it is passed by."""
+    head, dot, _ = target.partition(".")
+    if not dot:
+        return []  # a module alone above the root (`../data.py`) is no folder of scripts
+    folders = {} if folders is None else folders
+    bounded = top is not None and top in root.parents
+    folder = root
+    for _ in range(MAX_LEVELS):
+        if folder.parent == folder or (bounded and folder == top):
+            break
+        folder = folder.parent
+        key = (folder, head)
+        namespace = folders.get(key)
+        if namespace is None:
+            below = folder / head
+            namespace = folders[key] = below.is_dir() and not (below / "__init__.py").is_file()
+        if namespace:
+            found = [p for p in module_files(folder, target, known) if p.parent != folder]
+            if found:
+                return found
+    return []
+
+
+def _absolute(path: Path) -> Path | None:
+    try:
+        return path.resolve()
+    except OSError:
+        return None
 
 
 def package_top(folder: Path) -> Path | None:
@@ -129,19 +171,30 @@ def load_neighbours(
         starts.append(path)
         imports.append((import_root(path), facts))
     checked = {facts.module_name for facts in modules}
-    siblings = _siblings(starts)
+    top = _absolute(linter.settings.root)
+    siblings = chain(_siblings(starts), _scripts_above(starts, top))
+    started = set(starts)
     loaded = 0
     # Modules import the same names over and over (`torch`, their own package): ask the file
     # system once per name.
     located: dict[tuple[Path, str], list[Path]] = {}
     prefixes: dict = {}  # and once per module prefix (`torch.distributed.` of many names)
+    folders: dict[tuple[Path, str], bool] = {}  # and once per folder name above an import root
 
     def files_of(root: Path, target: str) -> list[Path]:
         key = (root, target)
         found = located.get(key)
         if found is None:
-            found = located[key] = list(module_files(root, target, prefixes))
+            found = list(module_files(root, target, prefixes))
+            if not found:
+                found = namespace_files(root, target, top, prefixes, folders)
+            located[key] = found
         return found
+
+    def imports_file(module: ModuleFacts, root: Path, files: set[Path]) -> bool:
+        """Whether `module` imports one of `files` by path (a script above a folder of scripts)."""
+        targets = {t for t in module.imports.aliases.values() if "." in t}
+        return any(path in files for target in sorted(targets) for path in files_of(root, target))
 
     while True:
         importer = False  # candidates kept only if they import a checked module
@@ -165,10 +218,10 @@ def load_neighbours(
                 module = _load(linter, path)
             except Exception:  # LoadError, OSError, or a bug of ours on a file nobody asked about
                 continue  # context is best effort: the checked files are still checked
-            if importer and not _imports_any(module, checked):
+            if importer and not _imports_any(module, checked) and not imports_file(module, root, started):
                 continue
             linter.project.add(module)
-            imports.append((root, module))
+            imports.append((root if path.is_relative_to(root) else import_root(path), module))
             loaded += 1
 
 
@@ -191,6 +244,24 @@ def _imports_any(module: ModuleFacts, modules: set[str]) -> bool:
         for target in module.imports.aliases.values()
         for name in modules
     )
+
+
+def _scripts_above(starts: list[Path], top: Path | None) -> Iterator[Path]:
+    """The scripts in the folders above each start file's import root, up to the project's root
+    (`main.py` above `data_loading/loader.py`): what may import it by path. Nothing outside the
+    project's root: no folder above it is known to be the project's."""
+    if top is None:
+        return
+    folders: dict[Path, None] = {}
+    for start in starts:
+        folder = import_root(start)
+        for _ in range(MAX_LEVELS):
+            if folder == top or top not in folder.parents:
+                break
+            folder = folder.parent
+            folders[folder] = None
+    for folder in folders:
+        yield from sorted(p for p in folder.glob("*.py") if p.is_file())
 
 
 def _siblings(starts: list[Path]) -> Iterator[Path]:

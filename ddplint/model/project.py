@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from ddplint.model.facts import CallSite, ModuleFacts, Scope
+from ddplint.model.locations import Aliases
 from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
 
@@ -50,13 +51,28 @@ class Project:
         index = self.derived("calls_to", lambda: index_calls(self, self.modules.values()))
         return index.get(id(scope), [])
 
-    def lookup(self, qualname: str, depth: int = 0) -> tuple[ModuleFacts, Scope] | None:
-        """The function or method a qualified name denotes, if the project defines it."""
+    def module(self, name: str, importer: ModuleFacts | None = None) -> ModuleFacts | None:
+        """The module importing `name` from `importer` loads: the one packages name so, else
+        one in folders without `__init__.py` (see ddplint.model.locations)."""
+        found = self.modules.get(name)
+        if found is not None or importer is None:
+            return found
+        aliases = self.derived("aliases", self._aliases)
+        return aliases.resolve(importer.filename, importer.module_name, name) if aliases else None
+
+    def _aliases(self) -> Aliases[ModuleFacts]:
+        return Aliases((facts.filename, facts.module_name, facts) for facts in self.files.values())
+
+    def lookup(
+        self, qualname: str, importer: ModuleFacts | None = None, depth: int = 0
+    ) -> tuple[ModuleFacts, Scope] | None:
+        """The function or method a qualified name, spelled in `importer`, denotes, if the
+        project defines it."""
         if depth > 4:
             return None
         parts = qualname.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            module = self.modules.get(".".join(parts[:cut]))
+            module = self.module(".".join(parts[:cut]), importer)
             if module is None:
                 continue
             rest = ".".join(parts[cut:])
@@ -67,7 +83,7 @@ class Project:
             head, _, tail = rest.partition(".")
             target = module.imports.aliases.get(head)
             if target is not None and target != qualname:
-                return self.lookup(f"{target}.{tail}" if tail else target, depth + 1)
+                return self.lookup(f"{target}.{tail}" if tail else target, module, depth + 1)
             return None
         return None
 
@@ -107,10 +123,10 @@ class Project:
         instance = self._instance_method(facts, scope, name)
         if instance is not None:
             return instance
-        found = self.lookup(name)
+        found = self.lookup(name, facts)
         if found is None:
             head, _, tail = name.rpartition(".")
-            module = self.modules.get(head)
+            module = self.module(head, facts)
             if module is not None and tail in module.classes:
                 return self.method(module, tail, "__init__")
         return found
@@ -163,7 +179,7 @@ class Project:
         for filename, facts in self.files.items():
             for targets in facts.imports.bindings.values():
                 for target in targets:
-                    other = self._module_of(target)
+                    other = self._module_of(target, facts)
                     if other is not None and other.filename != filename:
                         linked[filename].add(other.filename)
                         linked[other.filename].add(filename)
@@ -181,10 +197,10 @@ class Project:
                 programs[member] = program
         return programs
 
-    def _module_of(self, qualified: str) -> ModuleFacts | None:
+    def _module_of(self, qualified: str, importer: ModuleFacts) -> ModuleFacts | None:
         parts = qualified.split(".")
         for cut in range(len(parts), 0, -1):
-            module = self.modules.get(".".join(parts[:cut]))
+            module = self.module(".".join(parts[:cut]), importer)
             if module is not None:
                 return module
         return None
@@ -200,7 +216,7 @@ class Project:
                 found = self.method(facts, spelled, method)
             else:
                 module_name, _, class_name = facts.imports.resolve_dotted(spelled).rpartition(".")
-                module = self.modules.get(module_name)
+                module = self.module(module_name, facts)
                 found = (
                     self.method(module, class_name, method)
                     if module and class_name in module.classes
@@ -227,7 +243,7 @@ class Project:
             if base_name in facts.classes:
                 found = self.method(facts, base_name, method, depth + 1)
             else:
-                found = self.lookup(f"{base_name}.{method}")
+                found = self.lookup(f"{base_name}.{method}", facts)
             if found is not None:
                 return found
         return None
@@ -261,7 +277,7 @@ class Project:
                 found = self.class_field(facts, base_name, name, depth + 1)
             else:
                 module_name, _, base_class = base_name.rpartition(".")
-                module = self.modules.get(module_name)
+                module = self.module(module_name, facts)
                 found = self.class_field(module, base_class, name, depth + 1) if module else None
             if found is not None:
                 return found

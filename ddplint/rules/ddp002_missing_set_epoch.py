@@ -138,16 +138,25 @@ class MissingSetEpoch(Rule):
         depth: int,
         seen: set,
         found: list[_EpochLoop],
+        drawn: bool | None = None,
     ) -> None:
-        key = (id(scope), names, id(outer.loop) if outer else 0)
+        """`drawn`: for a generator the caller loops over (`for batch in log_every(loader)`),
+        whether that loop trains: the generator's own loop feeds it, and trains as it does."""
+        key = (id(scope), names, id(outer.loop) if outer else 0, drawn)
         if key in seen or depth > MAX_DEPTH:
             return
         seen.add(key)
         names = _with_built_loaders(ctx, facts, scope, names)
+
+        def trains(loop: Loop) -> bool:
+            if drawn is not None and scope.is_generator:
+                return drawn
+            return _trains(ctx, facts, scope, loop)
+
         for loop in scope.loops:
             if loop.iter is None or not _iterates(loop.iter, names, facts, scope):
                 continue
-            if not _trains(ctx, facts, scope, loop):
+            if not trains(loop):
                 continue  # an evaluation loop: the order of its samples changes no result
             epoch = _EpochLoop(facts, scope, loop.parent, names) if loop.parent else outer
             if epoch is not None and not _sets_epoch(ctx, epoch):
@@ -157,7 +166,7 @@ class MissingSetEpoch(Rule):
             remade = call.name == "iter" and call.loop is not None and call.node.args
             if remade and _iterates(call.node.args[0].value, names, facts, scope):
                 epoch = _EpochLoop(facts, scope, call.loop, names, remade_at=call.node)
-                if _trains(ctx, facts, scope, call.loop) and not _sets_epoch(ctx, epoch):
+                if trains(call.loop) and not _sets_epoch(ctx, epoch):
                     found.append(epoch)
         for call in scope.calls:
             target = ctx.project.resolve_call(facts, call)
@@ -168,7 +177,10 @@ class MissingSetEpoch(Rule):
             if not mapped:
                 continue
             context = _EpochLoop(facts, scope, call.loop, names) if call.loop else outer
-            self._explore(ctx, callee_facts, callee, mapped, context, depth + 1, seen, found)
+            feeds = next((trains(loop) for loop in scope.loops if loop.iter is call.node), None)
+            if not callee.is_generator:
+                feeds = None
+            self._explore(ctx, callee_facts, callee, mapped, context, depth + 1, seen, found, feeds)
         # A constructor (or any method) that keeps the loader on `self`: the class's other
         # methods iterate it (`Trainer(model, loader).fit(epochs)`).
         stored = _stored_on_self(scope, names)

@@ -293,7 +293,7 @@ def _iterable_class(ctx: Context, facts: ModuleFacts, qualified: str, depth: int
     module, class_name = facts, qualified
     if qualified not in facts.classes:
         head, _, class_name = qualified.rpartition(".")
-        module = ctx.project.modules.get(head)
+        module = ctx.project.module(head, facts)
         if module is None:
             return False
     node = module.classes.get(class_name)

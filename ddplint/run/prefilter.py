@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ddplint.analysis.divergence.triggers import IN_A_PROGRAM_THAT_WRAPS
+from ddplint.model.locations import Aliases
 from ddplint.model.names import module_name_for, module_stem, relative_base
 from ddplint.run.discovery import file_size
 from ddplint.run.outline import MODULE, Outline, outline
@@ -159,17 +160,21 @@ class ImportGraph:
     """The run's own modules and the imports between them.
 
     Nodes are module names, not files: two scripts named alike are one node, so whichever of
-    them the project index picks for a name is the same with and without the prefilter.
+    them the project index picks for a name is the same with and without the prefilter. An
+    import of a module in folders without `__init__.py` is resolved by path, as the project
+    index resolves it (see ddplint.model.locations).
     """
 
     def __init__(self, modules: dict[Path, str], scans: dict[Path, Scan | None]) -> None:
         self.modules = modules
         known = set(modules.values())
+        aliases = Aliases((path, name, name) for path, name in modules.items())
         self.edges: dict[str, set[str]] = {name: set() for name in known}
         for path, found in scans.items():
             if found is not None:
                 name = modules[path]
-                self.edges[name] |= _project_modules(found.imports, known) - {name}
+                targets = _project_modules(found.imports, known, aliases, path, name)
+                self.edges[name] |= targets - {name}
         self.importers: dict[str, set[str]] = {}
         for name, targets in self.edges.items():
             for target in targets:
@@ -361,7 +366,10 @@ def refine(selection: Selection, outlines: dict[Path, Outline | None]) -> Select
         if found is not None:
             name = modules[path]
             by_module[name] = merged(by_module[name], found) if name in by_module else found
-    graph = DefinitionGraph(by_module)
+    paths: dict[str, list[Path]] = {}
+    for path, name in modules.items():
+        paths.setdefault(name, []).append(path)
+    graph = DefinitionGraph(by_module, Aliases((path, name, name) for path, name in modules.items()), paths)
     seeds = {(module, name) for module, found in by_module.items() for name in found.triggered}
     needed = closure(seeds | closure(seeds, graph.referrers), graph.edges)
     names = {module for module, _ in needed}
@@ -404,13 +412,24 @@ def _module_name(path: Path, packages: dict[Path, str]) -> str:
     return f"{package}.{module_stem(path)}" if package else module_stem(path)
 
 
-def _project_modules(names: Iterable[str], known: set[str]) -> set[str]:
-    """The project modules importing `names` loads: `a.b.c` loads `a`, `a.b` and `a.b.c`."""
+def _project_modules(
+    names: Iterable[str],
+    known: set[str],
+    aliases: Aliases[str] | None = None,
+    importer: Path | None = None,
+    importer_module: str = "",
+) -> set[str]:
+    """The project modules importing `names` loads: `a.b.c` loads `a`, `a.b` and `a.b.c`, each
+    the module so named, else the one an alias from `importer` denotes."""
     out: set[str] = set()
     for name in names:
         while True:
             if name in known:
                 out.add(name)
+            elif aliases and importer is not None:
+                found = aliases.resolve(importer, importer_module, name)
+                if found is not None:
+                    out.add(found)
             cut = name.rfind(".")
             if cut < 0:
                 break
@@ -442,8 +461,17 @@ class DefinitionGraph:
     `via`: the analysis resolves the name through them too, so they must be loaded with it.
     """
 
-    def __init__(self, outlines: dict[str, Outline]) -> None:
+    def __init__(
+        self,
+        outlines: dict[str, Outline],
+        aliases: Aliases[str] | None = None,
+        paths: dict[str, list[Path]] | None = None,
+    ) -> None:
         self.outlines = outlines
+        # Imports of modules in folders without `__init__.py`: resolved from each file of the
+        # importing module (see ddplint.model.locations).
+        self.aliases = aliases
+        self.paths = paths or {}
         self._resolved: dict[tuple[str, str, bool], tuple[frozenset[Node], frozenset[str]]] = {}
         self.edges: dict[Node, set[Node]] = {}
         self.via: dict[Node, set[str]] = {}
@@ -491,7 +519,7 @@ class DefinitionGraph:
             out.add((module, head))
         elif head in found.bindings:
             for target in found.bindings[head]:
-                nodes, through = self._locate(f"{target}.{rest}" if rest else target, depth)
+                nodes, through = self._locate(f"{target}.{rest}" if rest else target, depth, module)
                 out |= nodes
                 passed |= through
         else:
@@ -507,15 +535,26 @@ class DefinitionGraph:
         result = self._resolved[key] = (frozenset(out), frozenset(passed))
         return result
 
-    def _locate(self, qualified: str, depth: int) -> tuple[set[Node], set[str]]:
-        """The run's definitions a qualified name denotes, through its longest module prefix,
-        and the modules passed through."""
+    def _locate(self, qualified: str, depth: int, importer: str = "") -> tuple[set[Node], set[str]]:
+        """The run's definitions a qualified name, imported by `importer`, denotes, through
+        its longest module prefix, and the modules passed through."""
         parts = qualified.split(".")
         for cut in range(len(parts), 0, -1):
             module = ".".join(parts[:cut])
+            if module not in self.outlines:
+                module = self._alias(module, importer) or module
             if module in self.outlines:
                 if cut == len(parts) or depth >= 20:
                     return {(module, MODULE)}, set()
                 nodes, through = self.resolve(module, ".".join(parts[cut:]), depth + 1)
                 return set(nodes), {*through, module}
         return set(), set()  # not a module of the run
+
+    def _alias(self, name: str, importer: str) -> str | None:
+        if not self.aliases:
+            return None
+        for path in self.paths.get(importer, ()):
+            found = self.aliases.resolve(path, importer, name)
+            if found is not None:
+                return found
+        return None

@@ -82,7 +82,7 @@ class Analysis:
                     continue
                 reached.add(key)
                 targets = self.project.unloaded[module] if unloaded else module.imports.aliases.values()
-                todo.extend(self._imported(targets))
+                todo.extend(self._imported(targets, None if unloaded else module))
             self._distributed = reached
         return facts.filename in self._distributed
 
@@ -99,7 +99,7 @@ class Analysis:
                             self._spawned.add(id(target[1]))
         return id(scope) in self._spawned
 
-    def _imported(self, targets) -> list:
+    def _imported(self, targets, importer: ModuleFacts | None) -> list:
         """The project modules `targets` (what import statements bind) name: loaded ones as
         facts, the ones the run skipped (see ddplint.run.prefilter) by name."""
         found: list = []
@@ -107,7 +107,7 @@ class Analysis:
             parts = target.split(".")
             for cut in range(len(parts), 0, -1):
                 name = ".".join(parts[:cut])
-                module = self.project.modules.get(name)
+                module = self.project.module(name, importer)
                 if module is not None or name in self.project.unloaded:
                     found.append(module or name)
                     break
@@ -341,10 +341,11 @@ class Analysis:
         if self._importers is None:
             self._importers = {}
             for other in self.project.files.values():
-                for target in self._imported(other.imports.aliases.values()):
+                for target in self._imported(other.imports.aliases.values(), other):
                     if not isinstance(target, str):
                         self._importers.setdefault(target.filename, []).append(other)
-        imported = [m for m in self._imported(module.imports.aliases.values()) if not isinstance(m, str)]
+        imported = self._imported(module.imports.aliases.values(), module)
+        imported = [m for m in imported if not isinstance(m, str)]
         return imported + self._importers.get(module.filename, [])
 
     def is_collective(self, qualified: str) -> bool:
