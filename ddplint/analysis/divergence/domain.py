@@ -167,6 +167,8 @@ def combine(values, origin: OriginLabel | None = None) -> Val:
 
 def join(a: Val, b: Val) -> Val:
     """The value after two paths meet."""
+    if a is b:
+        return a  # most names are untouched by either path
     joined = _join(a, b)
     null = _worst(a.null, b.null)
     if null is not None and joined.null is None:
