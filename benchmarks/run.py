@@ -285,9 +285,15 @@ def measure_flake8_file(corpus: str, project: Path, one_file: str | None, args) 
     edit(path)
     run_measured(check, cwd=project)
     rows = [Row(corpus, setup, tool_version([argv[0], "--version"]), 1) for setup, argv in setups.items()]
-    for _ in range(args.runs):
-        edit(path)  # saved again: the file's own tree is never the one kept
-        for row, argv in zip(rows, setups.values()):
+    # Saved again before each round: the file's own tree is never the one kept.
+    return in_turn(rows, list(setups.values()), project, path, args.runs)
+
+
+def in_turn(rows: list[Row], argvs: list[list[str]], project: Path, path: Path, runs: int) -> list[Row]:
+    """Each command once in turn, `runs` rounds, `path` edited before each round; ratios to the first."""
+    for _ in range(runs):
+        edit(path)
+        for row, argv in zip(rows, argvs):
             sample = run_measured(argv, cwd=project)
             row.runs.append(round(sample.seconds, 3))
             row.cpu.append(round(sample.cpu_seconds, 3))
@@ -313,18 +319,7 @@ def measure_one_file(corpus: str, project: Path, one_file: str | None, args) -> 
         run_measured(commands("ddplint-warm", args.venvs, ["."], None), cwd=project)  # fill the cache
         versions = [version_of("ddplint", args.venvs), version_of("ruff", args.venvs)]
         edit_rows = [Row(corpus, setup, version, 1) for setup, version in zip(setups, versions)]
-        for _ in range(args.runs):
-            edit(path)
-            for row, argv in zip(edit_rows, setups.values()):
-                sample = run_measured(argv, cwd=project)
-                row.runs.append(round(sample.seconds, 3))
-                row.cpu.append(round(sample.cpu_seconds, 3))
-                row.exit_codes.append(sample.returncode)
-                row.peak_rss_mb = max(row.peak_rss_mb, round(sample.peak_rss / 2**20, 1))
-                print(f"  {row.tool:<50} {sample.seconds:8.2f} s", file=sys.stderr)
-        for row in edit_rows:
-            row.ratio = round(row.median / edit_rows[0].median, 2)
-        rows += edit_rows
+        rows += in_turn(edit_rows, list(setups.values()), project, path, args.runs)
     if args.lsp:
         client = [
             sys.executable,
