@@ -89,25 +89,29 @@ def readable(text: str) -> bool:
     return True
 
 
-def check(parser: DocumentParser, text: str) -> None:
+def check(parser: DocumentParser, text: str) -> int:
     """`text` parsed with `parser` is what a whole parse gives: the same tree, or the same error.
-    A text that both parsers read is not left to a whole parse."""
+    A text that both parsers read is not left to a whole parse. Returns how many pieces its
+    parse reused."""
     expected = whole(text)
+    reused = None  # by the first of the two parses below that ran
     if isinstance(expected, cst.Module) and expected.body and expected.code == text and readable(text):
         tree = parser.parse(text)
         assert tree is not None
         assert tree.code == text
         assert tree.deep_equals(expected)
+        reused = parser.reused
     try:
         tree = parse_source(Source("m.py", text), parser)
     except LoadError as exc:
         assert isinstance(expected, LoadError), exc.diagnostic.message
         got, want = exc.diagnostic, expected.diagnostic
         assert (got.code, got.message, got.location) == (want.code, want.message, want.location)
-        return
+        return parser.reused
     assert not isinstance(expected, LoadError), expected.diagnostic.message
     assert tree.code == text
     assert tree.deep_equals(expected)
+    return parser.reused if reused is None else reused
 
 
 @pytest.fixture
@@ -208,22 +212,26 @@ def test_edits_named_one_by_one_equal_a_whole_parse() -> None:
     versions = [
         text,
         text.replace("    total = 0\n", "    total = 0\n    count = 0\n"),  # a line in a body
-        text.replace("import torch.distributed", "import torch.distributed\nimport os\n"),  # module level
+        text.replace("as dist\n", "as dist\nimport os\n", 1),  # module level
         text.replace("this process's rank", "this process's rank\n    --world  how many"),  # in a string
         text.replace(
             "            group=group,\n", "            group=group,\n            op=op,\n"
         ),  # a bracket
         text.replace("@torch.no_grad()\n", "@torch.no_grad()\n@torch.compile\n"),  # a decorator
-        text.replace("        return y\n", "    return y\n"),  # dedented out of its block: an error
-        text.replace("    def finish(self):", "    def finish(self):\n      pass"),  # an indentation change
+        text.replace("        return y\n", "    return y\n"),  # dedented out of its function
+        text.replace("        dist.barrier()\n", "      dist.barrier()\n"),  # an indentation change
         text.replace("def evaluate(model, loader):", "def evaluate(model, loader)"),  # broken
         text,  # and fixed
         text + "# the end\n",
         text.replace("\n", "\r\n"),
         text.rstrip("\n"),
     ]
-    for version in versions:
-        check(parser, version)
+    for number, version in enumerate(versions):
+        reused = check(parser, version)
+        # All but the first, the broken one and the two whose every line end changed reuse pieces.
+        assert (reused > 0) == (number not in (0, 8, 11, 12)), number
+    check(parser, versions[8])  # broken again
+    assert check(parser, text) > 10  # and fixed: the pieces of the last version that parsed are reused
 
 
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -46,27 +46,30 @@ class DocumentParser:
             return None
         parsed = Parsed()
         module = assemble(text, SPLIT_OVER, alone=True, known=self._parsed, parsed=parsed)
-        if module is None or self._print(module) != text:
-            self._forget()
+        printed = self._print(module) if module is not None else None
+        if printed is None or printed[0] != text:
+            # The last version that parsed is kept: once fixed again, the text reuses its pieces.
             return None
         before = self._parsed.pieces
         self.reused = sum(1 for source, piece in parsed.pieces.items() if before.get(source) is piece)
-        self._parsed = parsed
+        self._parsed, self._printed, self._style = parsed, printed[1], printed[2]
         return module
 
     def _forget(self) -> None:
         self._parsed, self._printed, self._style = Parsed(), {}, None
 
-    def _print(self, module: cst.Module) -> str | None:
-        """`module.code`, with the statements printed for the previous version not printed again;
-        None when too deep to print."""
+    def _print(
+        self, module: cst.Module
+    ) -> tuple[str, dict[int, tuple[cst.BaseStatement, str]], tuple[str, str]] | None:
+        """`module.code`, with the statements printed for the previous version not printed again,
+        the text of each statement of the module and its style; None when too deep to print."""
         style = (module.default_indent, module.default_newline)
         known = self._printed if style == self._style else {}
         printed: dict[int, tuple[cst.BaseStatement, str]] = {}
         body = module.body
         try:
             if not body:
-                return module.code
+                return module.code, printed, style
             parts = [module.code_for_node(line) for line in module.header]
             for statement in body[:-1]:
                 kept = known.get(id(statement))
@@ -79,5 +82,4 @@ class DocumentParser:
             parts.append(module.with_changes(header=(), body=body[-1:]).code)
         except RecursionError:
             return None
-        self._printed, self._style = printed, style
-        return "".join(parts)
+        return "".join(parts), printed, style
