@@ -14,6 +14,8 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from ddplint import lint_source
+from ddplint.integrations.server import to_lsp
+from ddplint.syntax.reparse import DocumentParser
 
 # `😋` is two UTF-16 code units: columns after it differ from code-point columns.
 SOURCE = """\
@@ -209,6 +211,58 @@ def test_changes_faster_than_checks_publish_the_newest_version_last(tmp_path: Pa
         )
         closed = await session.next_diagnostics()
         assert (closed.version, list(closed.diagnostics)) == (None, [])
+
+    run_session(tmp_path, script)
+
+
+def test_diagnostics_after_edits_equal_a_fresh_check_of_the_text(tmp_path: Path) -> None:
+    """A document long enough that each change parses only what it changed: after every change,
+    the published findings are those of checking its text afresh (a syntax error included)."""
+    uri = (tmp_path / "train.py").as_uri()
+    step = (
+        "\n\ndef step_{i}(ds):\n"
+        "    sampler = DistributedSampler(ds)\n"
+        "    loader = DataLoader(ds, sampler=sampler)\n"
+        "    for batch in loader:\n"
+        "        print(batch)\n"
+        "    return loader\n"
+    )
+    # Without the emoji, UTF-16 columns are code points, as a fresh check gives them.
+    first = SOURCE.replace("😋", "e") + "".join(step.format(i=i) for i in range(60))
+    assert DocumentParser().parse(first) is not None  # long enough to be parsed in pieces
+    fine, bad = (
+        "    loader = DataLoader(ds, sampler=sampler)\n",
+        "    loader = DataLoader(ds, shuffle=True, sampler=sampler)\n",
+    )
+    versions = [
+        first.replace(fine, bad, 3),  # three findings more
+        first.replace(fine, bad, 3).replace("def step_7(ds):", "def step_7(ds"),  # broken
+        first.replace(fine, bad, 2),  # fixed, one finding fewer
+        first.replace(fine, bad, 2) + "# the end\n",
+        first.replace(fine, bad, 2).replace("    sampler.set_epoch(0)\n", ""),
+    ]
+
+    def shown(text: str) -> list[types.Diagnostic]:
+        """What the server publishes for the findings of a fresh check of `text`."""
+        return [to_lsp(d, "utf-16") for d in lint_source(text, "train.py")]
+
+    async def script(session: Session) -> None:
+        client = session.client
+        item = types.TextDocumentItem(uri=uri, language_id="python", version=1, text=first)
+        client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
+        await session.next_diagnostics()
+        for version, text in enumerate(versions, start=2):
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                )
+            )
+            published = await session.next_diagnostics()
+            assert published.version == version
+            assert list(published.diagnostics) == shown(text), version
+        counts = [len(shown(text)) for text in versions]
+        assert counts[0] == counts[2] + 1 and [d.code for d in shown(versions[1])] == ["E999"]
 
     run_session(tmp_path, script)
 

@@ -22,6 +22,7 @@ from ddplint.rules.selection import enabled_codes, ignored_for_file
 from ddplint.settings import Settings
 from ddplint.syntax.parse import parse_source, run_with_large_stack
 from ddplint.syntax.reading import read_source
+from ddplint.syntax.reparse import DocumentParser
 from ddplint.syntax.source import Source
 
 
@@ -84,8 +85,11 @@ class Linter:
             names |= rule.triggers
         return names
 
-    def facts_for(self, source: Source, module_name: str | None = None) -> ModuleFacts:
-        tree = parse_source(source)
+    def facts_for(
+        self, source: Source, module_name: str | None = None, *, parser: DocumentParser | None = None
+    ) -> ModuleFacts:
+        """`parser`: the document's earlier parses, whose pieces an edited text may reuse."""
+        tree = parse_source(source, parser)
         path = Path(source.filename)
         name = module_name or module_name_for(path)
         return ModuleFacts(source, tree, name, is_package=path.name == "__init__.py")

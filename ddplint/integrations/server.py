@@ -24,6 +24,7 @@ from ddplint.config import ConfigError, Settings, load_settings
 from ddplint.diagnostics import INTERNAL_ERROR, Applicability, Diagnostic, Location, input_error
 from ddplint.integrations.editing import client_units, disable_edit, line_span
 from ddplint.run.buffer import check_buffer
+from ddplint.syntax.reparse import DocumentParser
 from ddplint.syntax.source import Source
 
 SOURCE = "ddplint"
@@ -38,6 +39,8 @@ class DdplintServer(LanguageServer):
         self.results: dict[str, tuple[int | None, list[Diagnostic]]] = {}
         # uri → the newest version the editor sent (absent once closed): older checks are dropped.
         self.newest: dict[str, int | None] = {}
+        # uri → the parses of its versions: an edit parses only the pieces it changed.
+        self.parsers: dict[str, DocumentParser] = {}
         # One check at a time: the analysis and its caches are not shared between threads.
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ddplint-check")
 
@@ -76,9 +79,10 @@ async def lint_document(server: DdplintServer, uri: str, *, superseded=None) -> 
     code actions; None when `superseded()` turns true before the check starts or after it ends."""
     document = server.workspace.get_text_document(uri)
     version, text, filename = document.version, document.source, _filename(uri, document.path)
+    parser = server.parsers.setdefault(uri, DocumentParser())
 
     def check() -> tuple[list[Diagnostic], str | None] | None:
-        return None if superseded and superseded() else _lint_text(filename, text)
+        return None if superseded and superseded() else _lint_text(filename, text, parser)
 
     checked = await asyncio.get_running_loop().run_in_executor(server.checker, check)
     if checked is None or (superseded and superseded()):
@@ -90,11 +94,13 @@ async def lint_document(server: DdplintServer, uri: str, *, superseded=None) -> 
     return diagnostics
 
 
-def _lint_text(filename: str, text: str) -> tuple[list[Diagnostic], str | None]:
+def _lint_text(
+    filename: str, text: str, parser: DocumentParser | None = None
+) -> tuple[list[Diagnostic], str | None]:
     """The findings of `text` as `filename`, and a problem with the settings to show, if any."""
     settings, problem = _settings_for(str(Path(filename).resolve().parent))
     try:
-        diagnostics = check_buffer(filename, text, settings, budget=CONTEXT_BUDGET).diagnostics
+        diagnostics = check_buffer(filename, text, settings, budget=CONTEXT_BUDGET, parser=parser).diagnostics
     except Exception as exc:  # a bug of ours must not take the editor's server down
         message = f"internal error in ddplint ({type(exc).__name__}: {exc}) — please report"
         diagnostics = [input_error(INTERNAL_ERROR, filename, message)]
@@ -207,6 +213,7 @@ def create_server() -> DdplintServer:
         uri = params.text_document.uri
         ls.results.pop(uri, None)
         ls.newest.pop(uri, None)  # a check still running publishes nothing
+        ls.parsers.pop(uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(

@@ -13,6 +13,7 @@ from ddplint.model.facts import ModuleFacts
 from ddplint.run.cache.trees import kept_trees
 from ddplint.settings import Settings
 from ddplint.syntax.reading import NOTEBOOK_SUFFIX, LoadError, read_source
+from ddplint.syntax.reparse import DocumentParser
 from ddplint.syntax.source import Source, detect_newline
 
 
@@ -44,17 +45,19 @@ def check_buffer(
     fix: bool = False,
     unsafe_fixes: bool = False,
     noqa: bool = True,
+    parser: DocumentParser | None = None,
 ) -> BufferResult:
     """Check `data` as the content of `filename`, with the modules it imports read from disk.
 
     `budget` bounds the seconds spent loading those modules (0: the buffer alone). `noqa` off
-    ignores suppression comments (flake8's `--disable-noqa`).
+    ignores suppression comments (flake8's `--disable-noqa`). `parser`: the parses of the
+    document's earlier versions (an editor's), whose unchanged pieces are not parsed again.
     """
     linter = Linter(settings, noqa=noqa)
     if budget > 0:
         linter.trees = kept_trees(linter.settings.root)
     try:
-        facts = linter.facts_for(buffer_source(filename, data))
+        facts = linter.facts_for(buffer_source(filename, data), parser=parser)
     except LoadError as exc:
         return BufferResult(None, [exc.diagnostic])
     linter.project.add(facts)

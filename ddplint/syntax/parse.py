@@ -22,12 +22,15 @@ import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from ddplint.diagnostics import SYNTAX_ERROR, input_error
 from ddplint.syntax.lazycst import cst
 from ddplint.syntax.reading import LoadError
 from ddplint.syntax.source import Source
+
+if TYPE_CHECKING:
+    from ddplint.syntax.reparse import DocumentParser
 
 # Virtual memory only: the pages are touched only as deep as the recursion really goes.
 PARSER_STACK_BYTES = 512 * 1024 * 1024
@@ -133,11 +136,13 @@ def run_with_large_stack(function: Callable[[], T], stack_bytes: int = PARSER_ST
     return outcome["value"]  # type: ignore[return-value]
 
 
-def parse_module(text: str, filename: str) -> cst.Module:
-    """libcst's parse, guarded: raises TooDeep, cst.ParserSyntaxError, or returns the module."""
+def parse_module(text: str, filename: str, parser: DocumentParser | None = None) -> cst.Module:
+    """libcst's parse, guarded: raises TooDeep, cst.ParserSyntaxError, or returns the module.
+
+    `parser`: the document's earlier parses, whose pieces the edited text may reuse."""
     text = _apart(text)
     check_depth(text, filename)
-    return run_with_large_stack(lambda: _parse_unvalidated(text))
+    return run_with_large_stack(lambda: _parse_unvalidated(text, parser))
 
 
 def _apart(text: str) -> str:
@@ -176,11 +181,13 @@ def unchecked_nodes() -> Iterator[None]:
         cst.CSTNode.__post_init__ = _validate_node
 
 
-def _parse_unvalidated(text: str) -> cst.Module:
+def _parse_unvalidated(text: str, parser: DocumentParser | None = None) -> cst.Module:
     from ddplint.syntax.pieces import parse_in_pieces
     from ddplint.syntax.sharing import shared_whitespace
 
     with unchecked_nodes(), shared_whitespace():
+        if parser is not None:
+            return parser.parse(text) or cst.parse_module(text)
         return parse_in_pieces(text) or cst.parse_module(text)
 
 
@@ -191,10 +198,12 @@ MAX_MESSAGE_CHARS = 300
 _LINE_IN_MESSAGE = re.compile(r"\bline (\d+)")
 
 
-def parse_source(source: Source) -> cst.Module:
-    """Parse with libcst; raises LoadError with an E999 diagnostic on a syntax error."""
+def parse_source(source: Source, parser: DocumentParser | None = None) -> cst.Module:
+    """Parse with libcst; raises LoadError with an E999 diagnostic on a syntax error.
+
+    `parser`: the document's earlier parses, whose pieces the edited text may reuse."""
     try:
-        return parse_module(source.text, source.filename)
+        return parse_module(source.text, source.filename, parser)
     except TooDeep as exc:
         raise LoadError(input_error(SYNTAX_ERROR, source.filename, f"cannot parse: {exc}")) from None
     except cst.ParserSyntaxError as exc:

@@ -79,27 +79,67 @@ class _Body:
     statements: list[_Statement] = field(default_factory=list)
 
 
+@dataclass
+class Parsed:
+    """What one assembly took from libcst, for the next version of the text to reuse."""
+
+    # Each text handed to libcst (a piece under its stand-in lines) → its module.
+    pieces: dict[str, cst.Module] = field(default_factory=dict)
+    # A `def` or `class` cut inside, by its header's node: that node, its block's statements,
+    # and the statement put together from them.
+    joined: dict[int, tuple[cst.CSTNode, list[cst.BaseStatement], cst.BaseStatement]] = field(
+        default_factory=dict
+    )
+
+
 def parse_in_pieces(text: str, limit: int | None = None) -> cst.Module | None:
     """The module `text` parsed piece by piece, or None when it is small enough, or when CPython
     cannot read it or the pieces do not print back to it (both left to a whole parse).
 
     `limit` bounds the pieces where the cuts allow; by default, PIECE_BYTES for a module larger
     than WHOLE_UP_TO."""
-    if len(text) <= (WHOLE_UP_TO if limit is None else limit) or MARKER in text:
+    if len(text) <= (WHOLE_UP_TO if limit is None else limit):
         return None
-    limit = PIECE_BYTES if limit is None else limit
+    module = assemble(text, PIECE_BYTES if limit is None else limit)
+    if module is None:
+        return None
+    try:
+        printed = module.code
+    except RecursionError:  # deeper than this thread allows: the whole parse, as before
+        return None
+    return module if printed == text else None
+
+
+def assemble(
+    text: str,
+    limit: int,
+    *,
+    alone: bool = False,
+    known: Parsed | None = None,
+    parsed: Parsed | None = None,
+) -> cst.Module | None:
+    """The pieces of `text` parsed and put together, not yet checked to print back to it; None
+    when CPython cannot read it or libcst rejects a piece.
+
+    `alone`: each statement a piece of its own (a statement longer than `limit` is still cut
+    inside), so that a piece's text stays the same when the text elsewhere changes. What libcst
+    parses is recorded in `parsed`, and, when recorded, looked up in `known` first: a piece's
+    text found there takes its nodes, and a statement put together from nodes all found there
+    is the one put together then."""
+    if MARKER in text:
+        return None
     planned = _plan(text, limit)
     if planned is None or planned[1] is None:
         return None
     plan, indent = planned
-    pieces = _Pieces(text, limit, indent)
+    pieces = _Pieces(text, limit, indent, alone=alone, known=known, parsed=parsed)
     try:
         body = pieces.block(plan, ())
     except cst.ParserSyntaxError:
         return None  # what CPython accepts and libcst does not: the whole parse says where
     if pieces.first is None:
         return None
-    module = cst.Module(
+    return cst.Module(
         body=body,
         header=pieces.first.header,
         footer=pieces.footer,
@@ -108,11 +148,6 @@ def parse_in_pieces(text: str, limit: int | None = None) -> cst.Module | None:
         default_newline=pieces.first.default_newline,
         has_trailing_newline=text.endswith(("\n", "\r")),
     )
-    try:
-        printed = module.code
-    except RecursionError:  # deeper than this thread allows: the whole parse, as before
-        return None
-    return module if printed == text else None
 
 
 # Where to cut: read with CPython's parser, whose tree is dropped before libcst runs ----------
@@ -300,10 +335,22 @@ def _groups(cuts: list[int], end: int, limit: int) -> list[tuple[int, int]]:
 
 
 class _Pieces:
-    def __init__(self, text: str, limit: int, indent: str) -> None:
+    def __init__(
+        self,
+        text: str,
+        limit: int,
+        indent: str,
+        *,
+        alone: bool = False,
+        known: Parsed | None = None,
+        parsed: Parsed | None = None,
+    ) -> None:
         self.text = text
         self.limit = limit
+        self.group = 0 if alone else limit  # the most a piece of several statements may hold
         self.indent = indent
+        self.known = known or Parsed()
+        self.parsed = parsed
         self.newline = detect_newline(text)  # libcst's default: the first one
         self.first: cst.Module | None = None  # the piece that starts the module: its header
         self.footer: Sequence[cst.EmptyLine] = ()  # of the piece that ends it
@@ -316,7 +363,7 @@ class _Pieces:
         end = statements[-1].end if context else len(self.text)
         clean = {s.start: s for s in statements if s.clean_before}
         out: list[cst.BaseStatement] = []
-        for start, stop in _groups(list(clean), end, self.limit):
+        for start, stop in _groups(list(clean), end, self.group):
             alone = clean[start]
             if stop - start > self.limit and alone.end == stop:
                 split = self._statement(alone, context)
@@ -337,7 +384,15 @@ class _Pieces:
         first = start == 0
         preamble = "" if first else f"class _:{newline}{self.indent}pass{newline}"
         wrappers = "".join(f"{indent}class _:{newline}" for indent in context)
-        parsed = cst.parse_module(preamble + wrappers + piece)
+        source = preamble + wrappers + piece
+        parsed = None
+        if self.parsed is not None:
+            # A text met twice in this module is parsed twice: no node may stand in two places.
+            parsed = None if source in self.parsed.pieces else self.known.pieces.get(source)
+        if parsed is None:
+            parsed = cst.parse_module(source)
+        if self.parsed is not None:
+            self.parsed.pieces.setdefault(source, parsed)
         self.latest = parsed
         if first:
             self.first = parsed
@@ -369,7 +424,20 @@ class _Pieces:
         if not isinstance(node.body, cst.IndentedBlock):
             return None
         statements = self.block(body, (*context, statement.indent))
-        return node.with_changes(body=node.body.with_changes(body=statements))
+        if self.parsed is None:
+            return node.with_changes(body=node.body.with_changes(body=statements))
+        before = self.known.joined.get(id(node))
+        if (
+            before is not None
+            and before[0] is node
+            and len(before[1]) == len(statements)
+            and all(old is new for old, new in zip(before[1], statements))
+        ):
+            joined = before[2]  # nothing in it changed: the same node, printed already
+        else:
+            joined = node.with_changes(body=node.body.with_changes(body=statements))
+        self.parsed.joined[id(node)] = (node, statements, joined)
+        return joined
 
     def _literal(
         self, statement: _Statement, literal: _Literal, context: tuple[str, ...]
