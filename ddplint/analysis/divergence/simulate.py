@@ -492,7 +492,7 @@ class Simulator:
         if kind is cst.Float:
             return UNIFORM
         if kind is cst.SimpleString:
-            text = node.evaluated_value  # parses the literal: once
+            text = self.analysis.string_value(node)
             return const(text) if isinstance(text, str) else UNIFORM
         if kind is cst.Name:
             if node.value in ("True", "False", "None"):
