@@ -95,6 +95,16 @@ class Project:
 
     def resolve_name(self, facts: ModuleFacts, scope: Scope, name: str) -> tuple[ModuleFacts, Scope] | None:
         """What calling `name` (import-resolved dotted spelling) from `scope` runs, if ours."""
+        # Asked again for every call each time a function is summarised, for each rank class
+        # and calling context: resolved once per project state (modules and scopes compare by
+        # identity).
+        memo = self.derived("resolved names", dict)
+        key = (facts, scope, name)
+        if key not in memo:
+            memo[key] = self._resolve_name(facts, scope, name)
+        return memo[key]
+
+    def _resolve_name(self, facts: ModuleFacts, scope: Scope, name: str) -> tuple[ModuleFacts, Scope] | None:
         if name.startswith("self.") and scope.class_name is not None:
             method = name[5:]
             if "." not in method:
@@ -143,6 +153,13 @@ class Project:
         constructor parameter): the method of the one project class named like the receiver
         (`DistributedCheckpointer`). A guess: good for the collectives the call may run, not for
         what it returns."""
+        memo = self.derived("guessed methods", dict)  # asked like `resolve_name`, as often
+        key = (facts, scope, name)
+        if key not in memo:
+            memo[key] = self._guess_method(facts, scope, name)
+        return memo[key]
+
+    def _guess_method(self, facts: ModuleFacts, scope: Scope, name: str) -> tuple[ModuleFacts, Scope] | None:
         head, _, method = name.rpartition(".")
         if not head or head == "self" or head.count(".") > 1:
             return None

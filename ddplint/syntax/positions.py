@@ -8,9 +8,6 @@ function in the module's text instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
@@ -33,21 +30,38 @@ class _OffsetState(CodegenState):
     def pop_trailing_newline(self) -> None:
         pass
 
-    @contextmanager
     def record_syntactic_position(
         self,
         node: cst.CSTNode,
         *,
         start_node: cst.CSTNode | None = None,
         end_node: cst.CSTNode | None = None,
-    ) -> Iterator[None]:
-        start = self.offset
-        yield
-        spans = self.spans
+    ) -> _Recording:
+        return _Recording(self, node, start_node, end_node)
+
+
+class _Recording:
+    """One node's span, recorded around its code generation: a plain context manager, as a
+    generator-based one costs several calls per node, and this runs for every node generated."""
+
+    __slots__ = ("end_node", "node", "start", "start_node", "state")
+
+    def __init__(self, state: _OffsetState, node, start_node, end_node) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = self.state.offset
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        if exc_type is not None:
+            return  # the generation failed: nothing is recorded
+        state, start_node, end_node = self.state, self.start_node, self.end_node
+        spans = state.spans
+        start = self.start
         if start_node is not None and start_node in spans:
             start = spans[start_node][0]
-        end = spans[end_node][1] if end_node is not None and end_node in spans else self.offset
-        spans[node] = (start, end)
+        end = spans[end_node][1] if end_node is not None and end_node in spans else state.offset
+        spans[self.node] = (start, end)
 
 
 def compute_spans(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int]]:

@@ -60,6 +60,7 @@ class Analysis:
         self._libraries: dict[str, set[str]] | None = None
         self._configurations: dict[int, list[str]] = {}  # by module (see _launch_configurations)
         self._importers: dict[str, list[ModuleFacts]] | None = None
+        self._strings: dict[cst.SimpleString, object] = {}
 
     # Facts the simulator asks for -----------------------------------------------------------
 
@@ -237,8 +238,8 @@ class Analysis:
             return True
         last = receiver.rsplit(".", 1)[-1]
         if any(
-            (last in entry.receivers or (last == "self" and set(entry.libraries) & cat.LIBRARY_ROOTS))
-            and method in entry.methods
+            method in entry.methods  # first: it rules out nearly every call
+            and (last in entry.receivers or (last == "self" and set(entry.libraries) & cat.LIBRARY_ROOTS))
             for entry in cat.NAMED_METHODS
         ):
             return True
@@ -304,8 +305,12 @@ class Analysis:
         program the module belongs to imports that library."""
         last = receiver.rsplit(".", 1)[-1]
         for entry in cat.NAMED_METHODS:
-            in_program = self._program_libraries(facts) & set(entry.libraries)
-            if last in entry.receivers and method in entry.methods and in_program:
+            # The names first: they rule out nearly every call before the program is looked up.
+            if (
+                last in entry.receivers
+                and method in entry.methods
+                and self._program_libraries(facts) & set(entry.libraries)
+            ):
                 return entry.methods[method]
         return None
 
@@ -347,6 +352,13 @@ class Analysis:
         imported = self._imported(module.imports.aliases.values(), module)
         imported = [m for m in imported if not isinstance(m, str)]
         return imported + self._importers.get(module.filename, [])
+
+    def string_value(self, node: cst.SimpleString) -> object:
+        """A string literal's value: parsing it costs a `literal_eval`, and a function's literals
+        are read again by each of its summaries (nodes hash by identity)."""
+        if node not in self._strings:
+            self._strings[node] = node.evaluated_value
+        return self._strings[node]
 
     def is_collective(self, qualified: str) -> bool:
         library = self.library_call(qualified)

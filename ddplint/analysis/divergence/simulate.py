@@ -356,12 +356,13 @@ class Simulator:
         live = [env for env, falls in envs if falls] or [env for env, _ in envs]
         merged = dict(live[0])
         for env in live[1:]:
-            for name in set(merged) | set(env):
-                a, b = merged.get(name), env.get(name)
-                if a is None or b is None:
-                    merged[name] = a or b
-                else:
-                    merged[name] = join(a, b)
+            # A name only `merged` holds keeps its value, and one both hold alike (most of a
+            # large function's names, untouched by either arm) joins to itself: only the rest
+            # are joined.
+            for name, b in env.items():
+                a = merged.get(name)
+                if a is not b:
+                    merged[name] = b if a is None else join(a, b)
         if cond.divergent:
             base = self.env
             for name, value in merged.items():
@@ -479,28 +480,33 @@ class Simulator:
             value = self.eval(node)
             self.seq = saved
             return value
-        if isinstance(node, cst.Integer):
+        # By exact type, not isinstance: libcst's node classes are ABCs, whose failed isinstance
+        # checks cost a call each, and every expression walks this chain; none of these
+        # classes has subclasses, so the branch taken is the same.
+        kind = type(node)
+        if kind is cst.Integer:
             try:
                 return const(int(node.value.replace("_", ""), 0))
             except ValueError:
                 return UNIFORM
-        if isinstance(node, cst.Float):
+        if kind is cst.Float:
             return UNIFORM
-        if isinstance(node, cst.SimpleString):
-            return const(node.evaluated_value) if isinstance(node.evaluated_value, str) else UNIFORM
-        if isinstance(node, cst.Name):
+        if kind is cst.SimpleString:
+            text = self.analysis.string_value(node)
+            return const(text) if isinstance(text, str) else UNIFORM
+        if kind is cst.Name:
             if node.value in ("True", "False", "None"):
                 return const({"True": True, "False": False, "None": None}[node.value])
             return self.lookup(node)
-        if isinstance(node, cst.Attribute):
+        if kind is cst.Attribute:
             return self.attribute(node)
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             return self.call(node)
-        if isinstance(node, cst.Comparison):
+        if kind is cst.Comparison:
             return self.comparison(node)
-        if isinstance(node, cst.BooleanOperation):
+        if kind is cst.BooleanOperation:
             return self.boolean(node)
-        if isinstance(node, cst.UnaryOperation):
+        if kind is cst.UnaryOperation:
             operand = self.eval(node.expression)
             if isinstance(node.operator, cst.Not):
                 truth = operand.truth()
@@ -513,9 +519,9 @@ class Simulator:
             ):
                 return const(-operand.const, rank=operand.rank)
             return combine([operand])
-        if isinstance(node, cst.BinaryOperation):
+        if kind is cst.BinaryOperation:
             return self.binary(node)
-        if isinstance(node, cst.IfExp):
+        if kind is cst.IfExp:
             cond = self.eval(node.test)
             truth = cond.truth()
             if truth is not None:
@@ -523,29 +529,29 @@ class Simulator:
                 # `x if rank == 0 else None` is a hidden rank flag: None-ness follows the rank.
                 return _with_rank(value) if cond.rank else value
             return taint(join(self.eval(node.body), self.eval(node.orelse)), cond)
-        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        if kind in (cst.Tuple, cst.List, cst.Set):
             values = [self.eval(e.value) for e in node.elements]
             if values and all(v.kind is Kind.CONST for v in values):
                 return const(tuple(v.const for v in values), rank=any(v.rank for v in values))
             starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
-            items = tuple(values) if isinstance(node, cst.Tuple) and not starred else None
+            items = tuple(values) if kind is cst.Tuple and not starred else None
             return replace(combine(values), items=items)
-        if isinstance(node, cst.Subscript):
+        if kind is cst.Subscript:
             return self.subscript(node)
-        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        if kind in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
             return self.comprehension(node)
-        if isinstance(node, (cst.Await, cst.Yield)):
-            inner = node.expression if isinstance(node, cst.Await) else node.value
+        if kind in (cst.Await, cst.Yield):
+            inner = node.expression if kind is cst.Await else node.value
             if isinstance(inner, cst.BaseExpression):
                 return self.eval(inner)
             return UNIFORM
-        if isinstance(node, cst.NamedExpr):
+        if kind is cst.NamedExpr:
             value = self.eval(node.value)
             self.assign(node.target, value, node.value)
             return value
-        if isinstance(node, cst.Lambda):
+        if kind is cst.Lambda:
             return Val(Kind.OBJECT)
-        if isinstance(node, cst.FormattedString):
+        if kind is cst.FormattedString:
             # Calls inside an f-string run too: `print(f"{evaluate(model):.2f}")`.
             parts = [
                 self.eval(p.expression) for p in node.parts if isinstance(p, cst.FormattedStringExpression)
