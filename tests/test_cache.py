@@ -117,9 +117,9 @@ def _parsed(monkeypatch: pytest.MonkeyPatch, folder: Path) -> list[str]:
     parsed: list[str] = []
     real = Linter.facts_for
 
-    def counting(self, source, module_name=None):
+    def counting(self, source, module_name=None, **options):
         parsed.append(Path(source.filename).relative_to(folder).as_posix())
-        return real(self, source, module_name)
+        return real(self, source, module_name, **options)
 
     monkeypatch.setattr(Linter, "facts_for", counting)
     context_modules._cache.clear()  # as in a new process: no module read yet

@@ -26,9 +26,9 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     names: list[str] = []
     real = Linter.facts_for
 
-    def counting(self, source, module_name=None):
+    def counting(self, source, module_name=None, **options):
         names.append(source.filename)
-        return real(self, source, module_name)
+        return real(self, source, module_name, **options)
 
     monkeypatch.setattr(Linter, "facts_for", counting)
     return names
