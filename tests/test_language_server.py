@@ -70,6 +70,20 @@ class Session:
         self.client.initialized(types.InitializedParams())
         return result
 
+    def change(self, uri: str, version: int, text: str) -> None:
+        """Send the document's whole new text."""
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    def close(self, uri: str) -> None:
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+
     async def next_diagnostics(self) -> types.PublishDiagnosticsParams:
         return await asyncio.wait_for(self.published.get(), timeout=60)
 
@@ -147,12 +161,7 @@ def test_diagnostics_quick_fixes_and_close(tmp_path: Path) -> None:
         assert "sampler=sampler)  # noqa: E501, DDP001\n" in apply(SOURCE, disable_other.edit.changes[uri])
 
         # A change publishes again: the fixed text has only the other finding left.
-        client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)],
-            )
-        )
+        session.change(uri, 2, fixed)
         changed = await session.next_diagnostics()
         assert (changed.version, [d.range.start.line for d in changed.diagnostics]) == (2, [7])
 
@@ -162,9 +171,7 @@ def test_diagnostics_quick_fixes_and_close(tmp_path: Path) -> None:
         saved = await session.next_diagnostics()
         assert [d.range.start.line for d in saved.diagnostics] == [7]
 
-        client.text_document_did_close(
-            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
-        )
+        session.close(uri)
         closed = await session.next_diagnostics()
         assert (closed.uri, list(closed.diagnostics)) == (uri, [])
 
@@ -187,14 +194,7 @@ def test_changes_faster_than_checks_publish_the_newest_version_last(tmp_path: Pa
         item = types.TextDocumentItem(uri=uri, language_id="python", version=1, text=version_text(1))
         client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
         for version in range(2, 8):
-            client.text_document_did_change(
-                types.DidChangeTextDocumentParams(
-                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                    content_changes=[
-                        types.TextDocumentContentChangeWholeDocument(text=version_text(version))
-                    ],
-                )
-            )
+            session.change(uri, version, version_text(version))
         published = []
         while not published or published[-1].version != 7:
             published.append(await session.next_diagnostics())
@@ -206,9 +206,7 @@ def test_changes_faster_than_checks_publish_the_newest_version_last(tmp_path: Pa
         assert all(len(p.diagnostics) == p.version - 1 for p in published)
         assert [d.range.start.line for d in published[-1].diagnostics] == [6, 7, 8, 9, 10, 11]
         # Nothing older arrives afterwards.
-        client.text_document_did_close(
-            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
-        )
+        session.close(uri)
         closed = await session.next_diagnostics()
         assert (closed.version, list(closed.diagnostics)) == (None, [])
 
@@ -252,12 +250,7 @@ def test_diagnostics_after_edits_equal_a_fresh_check_of_the_text(tmp_path: Path)
         client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
         await session.next_diagnostics()
         for version, text in enumerate(versions, start=2):
-            client.text_document_did_change(
-                types.DidChangeTextDocumentParams(
-                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-                )
-            )
+            session.change(uri, version, text)
             published = await session.next_diagnostics()
             assert published.version == version
             assert list(published.diagnostics) == shown(text), version

@@ -11,9 +11,9 @@ from collections.abc import Callable
 import libcst as cst
 import pytest
 from fixture_harness import FIXTURES
-from test_piecewise import MODULE
+from test_piecewise import MODULE, parsed_pieces
 
-from ddplint.syntax import pieces, reparse
+from ddplint.syntax import reparse
 from ddplint.syntax.parse import parse_source
 from ddplint.syntax.reading import LoadError
 from ddplint.syntax.reparse import DocumentParser
@@ -234,25 +234,12 @@ def test_edits_named_one_by_one_equal_a_whole_parse() -> None:
     assert check(parser, text) > 10  # and fixed: the pieces of the last version that parsed are reused
 
 
-def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts handed to libcst from now on."""
-    seen: list[str] = []
-    real = cst.parse_module
-
-    def recording(text: str) -> cst.Module:
-        seen.append(text)
-        return real(text)
-
-    monkeypatch.setattr(pieces.cst, "parse_module", recording)
-    return seen
-
-
 @pytest.mark.usefixtures("small_pieces")
 def test_an_edit_parses_only_the_pieces_it_changed(monkeypatch: pytest.MonkeyPatch) -> None:
     text = SPANNING + MODULE
     parser = DocumentParser()
     check(parser, text)
-    seen = parses(monkeypatch)
+    seen = parsed_pieces(monkeypatch)
     check(parser, text.replace("    total = 0\n", "    total = 1\n"))
     # The changed statement, besides the whole parse the comparison makes.
     assert seen[1:] == ["class _:\n    pass\nclass _:\n    total = 1\n"]
