@@ -178,6 +178,31 @@ def test_a_fix_spanning_two_cells_is_not_applied() -> None:
     assert _non_overlapping([spanning, inside], kinds) == [Edit(4, 8, ""), Edit(10, 11, "3")]
 
 
+def test_a_fix_the_notebook_blocks_is_shown_as_advice_not_offered(tmp_path: Path) -> None:
+    """DDP012's fix would insert `set_device` where cell 2 starts, which --fix never does in a
+    notebook: the finding is not counted as fixable, and --fix leaves the notebook alone."""
+    setup = [
+        "import os\n",
+        "import torch\n",
+        "import torch.distributed as dist\n",
+        "local_rank = int(os.environ['LOCAL_RANK'])\n",
+        "dist.init_process_group('nccl')\n",
+    ]
+    original = notebook(code(setup), code(["dist.barrier()\n", "torch.cuda.set_device(local_rank)\n"]))
+    (tmp_path / "setup.ipynb").write_text(original, encoding="utf-8")
+    shown = run("check", "--no-cache", "--unsafe-fixes", "--output-format", "concise", ".", cwd=tmp_path)
+    assert shown.stdout.splitlines()[0].startswith("setup.ipynb:cell 2:1:1: DDP012 `dist.barrier()` runs")
+    assert shown.stdout.splitlines()[1:] == ["Found 1 error."]
+    [finding] = json.loads(run("check", "--no-cache", "--output-format", "json", ".", cwd=tmp_path).stdout)
+    assert finding["fix"] == {
+        "applicability": "display-only",
+        "message": "Move `torch.cuda.set_device(local_rank)` before `dist.barrier()`",
+        "edits": [],
+    }
+    run("check", "--no-cache", "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert (tmp_path / "setup.ipynb").read_text(encoding="utf-8") == original
+
+
 # --- writing back ---------------------------------------------------------------------------------
 
 
