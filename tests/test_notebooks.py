@@ -174,8 +174,10 @@ def test_a_fix_spanning_two_cells_is_not_applied() -> None:
     inside = Diagnostic("DDP001", "x", "m", "nb.ipynb", Location(2, 1), Location(2, 2), 2)
     inside.fix = Fix(Applicability.SAFE, "renumber", (Edit(10, 11, "3"),))
     kinds = frozenset({Applicability.SAFE})
-    assert _non_overlapping([spanning, inside], kinds, nb) == [Edit(10, 11, "3")]
     assert _non_overlapping([spanning, inside], kinds) == [Edit(4, 8, ""), Edit(10, 11, "3")]
+    nb.advise_blocked_fixes([spanning, inside])
+    assert _non_overlapping([spanning, inside], kinds) == [Edit(10, 11, "3")]
+    assert spanning.fix == Fix(Applicability.DISPLAY_ONLY, "join")
 
 
 def test_a_fix_the_notebook_blocks_is_shown_as_advice_not_offered(tmp_path: Path) -> None:

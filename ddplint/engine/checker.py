@@ -10,9 +10,7 @@ from typing import Protocol
 
 from ddplint.diagnostics import (
     INTERNAL_ERROR,
-    Applicability,
     Diagnostic,
-    Fix,
     input_error,
 )
 from ddplint.engine.noqa import parse_suppressions
@@ -132,11 +130,6 @@ class Linter:
             if d.code == INTERNAL_ERROR
             or (not suppressions.suppresses(d) and not any(d.code.startswith(c) for c in ignored))
         ]
-        notebook = facts.source.notebook
-        if notebook is not None:
-            for d in kept:
-                if d.fix is not None and any(notebook.blocks(e.start, e.end) for e in d.fix.edits):
-                    # --fix would not apply it (it would move code between cells, or rewrite
-                    # IPython syntax): shown as advice, not counted as fixable.
-                    d.fix = Fix(Applicability.DISPLAY_ONLY, d.fix.message)
+        if facts.source.notebook is not None:
+            facts.source.notebook.advise_blocked_fixes(kept)
         return sorted(kept, key=Diagnostic.sort_key)

@@ -42,17 +42,15 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return text
 
 
-def _non_overlapping(
-    diagnostics: list[Diagnostic], kinds: frozenset[Applicability], notebook=None
-) -> list[Edit]:
+def _non_overlapping(diagnostics: list[Diagnostic], kinds: frozenset[Applicability]) -> list[Edit]:
+    """The edits of the fixes of `kinds` that do not overlap; in a notebook, the checker has
+    already turned the fixes it cannot take into advice (see Notebook.advise_blocked_fixes)."""
     chosen: list[Edit] = []
     taken: list[tuple[int, int]] = []
     for diagnostic in diagnostics:
         fix = diagnostic.fix
         if fix is None or fix.applicability not in kinds or not fix.edits:
             continue
-        if notebook is not None and any(notebook.blocks(e.start, e.end) for e in fix.edits):
-            continue  # it would move code between cells, or rewrite IPython syntax
         spans = [(e.start, e.end) for e in fix.edits]
         if any(_overlaps(span, other) for span in spans for other in taken):
             continue  # left for the next pass
@@ -77,7 +75,7 @@ def fix_module(linter: Linter, facts: ModuleFacts, *, unsafe: bool = False) -> F
     fixed_codes: Counter[str] = Counter()
     diagnostics = linter.check(facts)
     for _ in range(MAX_PASSES):
-        edits = _non_overlapping(diagnostics, kinds, notebook)
+        edits = _non_overlapping(diagnostics, kinds)
         if not edits:
             break
         candidate = apply_edits(text, edits)

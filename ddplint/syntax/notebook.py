@@ -19,6 +19,7 @@ import re
 import warnings
 from dataclasses import dataclass, replace
 
+from ddplint.diagnostics import Applicability, Diagnostic, Fix
 from ddplint.syntax.source import SourceError
 
 SUFFIX = ".ipynb"
@@ -99,6 +100,13 @@ class Notebook:
         number, cell_row = self.locate(row)
         rows = self.cells[number - 1].file_rows
         return rows[min(cell_row, len(rows)) - 1] if rows else 1
+
+    def advise_blocked_fixes(self, diagnostics: list[Diagnostic]) -> None:
+        """Turn into advice the fixes `--fix` never applies in a notebook (see `blocks`): they are
+        shown, not offered as fixes nor counted as fixable."""
+        for d in diagnostics:
+            if d.fix is not None and any(self.blocks(e.start, e.end) for e in d.fix.edits):
+                d.fix = Fix(Applicability.DISPLAY_ONLY, d.fix.message)
 
     def blocks(self, start: int, end: int) -> bool:
         """Whether an edit of module[start:end] would change the cell structure (it spans two
