@@ -139,6 +139,13 @@ class Row:
     exit_codes: list[int] = field(default_factory=list)
     ratio: float | None = None  # median seconds / ddplint cold median seconds, same run
 
+    def record(self, sample) -> None:
+        """One measured run (see measure.run_measured)."""
+        self.runs.append(round(sample.seconds, 3))
+        self.cpu.append(round(sample.cpu_seconds, 3))
+        self.exit_codes.append(sample.returncode)
+        self.peak_rss_mb = max(self.peak_rss_mb, round(sample.peak_rss / 2**20, 1))
+
     @property
     def median(self) -> float:
         return statistics.median(self.runs) if self.runs else float("nan")
@@ -251,20 +258,22 @@ def measure(tool: str, corpus: str, folder: Path, args) -> Row:
         if tool == "ddplint-edit":
             edit(edited)
         sample = run_measured(argv, cwd=folder)
-        row.runs.append(round(sample.seconds, 3))
-        row.cpu.append(round(sample.cpu_seconds, 3))
-        row.exit_codes.append(sample.returncode)
-        row.peak_rss_mb = max(row.peak_rss_mb, round(sample.peak_rss / 2**20, 1))
+        row.record(sample)
         print(f"  {corpus:<10} {tool:<13} {sample.seconds:8.2f} s", file=sys.stderr)
     return row
+
+
+def one_file_of(project: Path, one_file: str | None) -> tuple[Path, str]:
+    """The file given (relative to `project`), else the project's largest; with its relative name."""
+    files = python_files(project)
+    path = project / one_file if one_file else max(map(Path, files), key=lambda p: (p.stat().st_size, str(p)))
+    return path, str(path.relative_to(project))
 
 
 def measure_flake8_file(corpus: str, project: Path, one_file: str | None, args) -> list[Row]:
     """flake8 on one file of `project` (run in it, as an editor runs it on every save): alone,
     with ddplint beside it and its codes off, and with its codes on; one run of each in turn."""
-    files = python_files(project)
-    path = project / one_file if one_file else max(map(Path, files), key=lambda p: (p.stat().st_size, str(p)))
-    name = str(path.relative_to(project))
+    path, name = one_file_of(project, one_file)
     alone = ensure_venv(args.venvs, "flake8") / "flake8"
     beside = ddplint_beside_flake8(args.venvs)
     setups = {
@@ -295,10 +304,7 @@ def in_turn(rows: list[Row], argvs: list[list[str]], project: Path, path: Path, 
         edit(path)
         for row, argv in zip(rows, argvs):
             sample = run_measured(argv, cwd=project)
-            row.runs.append(round(sample.seconds, 3))
-            row.cpu.append(round(sample.cpu_seconds, 3))
-            row.exit_codes.append(sample.returncode)
-            row.peak_rss_mb = max(row.peak_rss_mb, round(sample.peak_rss / 2**20, 1))
+            row.record(sample)
             print(f"  {row.tool:<50} {sample.seconds:8.2f} s", file=sys.stderr)
     for row in rows:
         row.ratio = round(row.median / rows[0].median, 2)
@@ -307,9 +313,7 @@ def in_turn(rows: list[Row], argvs: list[list[str]], project: Path, path: Path, 
 
 def measure_one_file(corpus: str, project: Path, one_file: str | None, args) -> list[Row]:
     """--edit and --lsp: the editor's and pre-commit's case, one file of `project`."""
-    files = python_files(project)
-    path = project / one_file if one_file else max(map(Path, files), key=lambda p: (p.stat().st_size, str(p)))
-    name = str(path.relative_to(project))
+    path, name = one_file_of(project, one_file)
     rows: list[Row] = []
     if args.edit:
         setups = {
