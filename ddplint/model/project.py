@@ -45,6 +45,14 @@ class Project:
             self._derived[key] = build()
         return self._derived[key]  # type: ignore[return-value]
 
+    def _remembered(self, table: str, key: object, build: Callable[[], T]) -> T:
+        """`build()`'s result under `key` in one of the project's derived tables (dropped, like
+        every derived result, when a module is added or replaced)."""
+        memo = self.derived(table, dict)
+        if key not in memo:
+            memo[key] = build()
+        return memo[key]
+
     def calls_to(self, scope: Scope) -> list[tuple[ModuleFacts, CallSite]]:
         """Every call that runs `scope`, with its module, in the order of `modules` and of each
         module's calls; all calls are resolved once, the first time any function is asked for."""
@@ -98,11 +106,8 @@ class Project:
         # Asked again for every call each time a function is summarised, for each rank class
         # and calling context: resolved once per project state (modules and scopes compare by
         # identity).
-        memo = self.derived("resolved names", dict)
         key = (facts, scope, name)
-        if key not in memo:
-            memo[key] = self._resolve_name(facts, scope, name)
-        return memo[key]
+        return self._remembered("resolved names", key, lambda: self._resolve_name(facts, scope, name))
 
     def _resolve_name(self, facts: ModuleFacts, scope: Scope, name: str) -> tuple[ModuleFacts, Scope] | None:
         if name.startswith("self.") and scope.class_name is not None:
@@ -153,11 +158,8 @@ class Project:
         constructor parameter): the method of the one project class named like the receiver
         (`DistributedCheckpointer`). A guess: good for the collectives the call may run, not for
         what it returns."""
-        memo = self.derived("guessed methods", dict)  # asked like `resolve_name`, as often
-        key = (facts, scope, name)
-        if key not in memo:
-            memo[key] = self._guess_method(facts, scope, name)
-        return memo[key]
+        key = (facts, scope, name)  # asked like `resolve_name`, as often
+        return self._remembered("guessed methods", key, lambda: self._guess_method(facts, scope, name))
 
     def _guess_method(self, facts: ModuleFacts, scope: Scope, name: str) -> tuple[ModuleFacts, Scope] | None:
         head, _, method = name.rpartition(".")
@@ -178,16 +180,16 @@ class Project:
 
     def _classes_named(self, program: tuple[ModuleFacts, ...], spelled: str) -> list[tuple[ModuleFacts, str]]:
         """The classes of `program` whose squashed name ends with `spelled`; asked at many calls."""
-        memo = self.derived("classes named", dict)
-        key = (id(program), spelled)
-        if key not in memo:
-            memo[key] = [
+        return self._remembered(
+            "classes named",
+            (id(program), spelled),
+            lambda: [
                 (module, name)
                 for module in program
                 for name in module.classes
                 if _squashed(name).endswith(spelled)
-            ]
-        return memo[key]
+            ],
+        )
 
     def _programs(self) -> dict[str, tuple[ModuleFacts, ...]]:
         """File → the modules import-connected with it (either way): one program. A guess by
