@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 
 class ConfigError(Exception):
@@ -65,6 +67,10 @@ class Settings:
 
 def compile_patterns(lines: list[str]) -> tuple[pathspec.GitIgnoreSpec, list[str]]:
     """A spec of the valid patterns, and the invalid ones (git ignores those too)."""
+    # Imported here: pathspec's own imports take a tenth of a second, and a run on the files
+    # it is given needs no pattern (see ddplint.run.discovery).
+    import pathspec
+
     good, bad = [], []
     for line in lines:
         try:

@@ -45,3 +45,36 @@ def test_folders_above_the_project_do_not_exclude_it(tmp_path: Path) -> None:
     root = make_project(tmp_path / "build" / "project")
     result = run(["check", "--force-exclude", "--output-format", "concise", str(root / "train.py")], cwd=root)
     assert checked_files(result) == {str(root / "train.py")}
+
+
+NAMED_FILES_RUN = """
+import sys
+from ddplint.integrations.cli import main
+
+try:
+    main(["check", "--exit-zero", "--no-cache", "--output-format", "concise", "train.py"])
+except SystemExit:
+    pass
+print("pathspec" in sys.modules)
+"""
+
+
+def test_files_named_without_force_exclude_match_no_pattern(tmp_path: Path) -> None:
+    # Importing the pattern matcher took a tenth of a second: pre-commit and editors name files.
+    import subprocess
+    import sys
+
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "train.py").write_bytes(EXAMPLE.read_bytes())
+    command = [sys.executable, "-c", NAMED_FILES_RUN]
+    named = subprocess.run(command, cwd=root, capture_output=True, text=True, check=True).stdout
+    assert "DDP" in named and named.splitlines()[-1] == "False"
+    walked = subprocess.run(
+        [*command[:2], NAMED_FILES_RUN.replace('"train.py"', '"."')],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert walked.splitlines()[-1] == "True"

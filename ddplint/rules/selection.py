@@ -6,11 +6,13 @@ import fnmatch
 import os
 from functools import lru_cache
 from pathlib import PurePath
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from ddplint.rules import ALL_RULES
 from ddplint.settings import ConfigError, Settings
+
+if TYPE_CHECKING:
+    import pathspec
 
 
 def _matches(code: str, selector: str) -> bool:
@@ -66,4 +68,6 @@ def _glob_matches(pattern: str, relative: str, name: str) -> bool:
 
 @lru_cache(maxsize=256)
 def _gitignore_pattern(pattern: str) -> pathspec.GitIgnoreSpec:
+    import pathspec  # only for per-file ignores (see ddplint.settings.compile_patterns)
+
     return pathspec.GitIgnoreSpec.from_lines([pattern])

@@ -6,11 +6,13 @@ import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from ddplint.settings import Settings, compile_patterns
 from ddplint.syntax.reading import NOTEBOOK_SUFFIX
+
+if TYPE_CHECKING:
+    import pathspec
 
 # Python files, and Jupyter notebooks (their code cells read as one module).
 CHECKED_SUFFIXES = (".py", NOTEBOOK_SUFFIX)
@@ -68,8 +70,13 @@ def _relative_to_root(path: Path, root: Path) -> Path | None:
 def discover(paths: list[str], settings: Settings, *, force_exclude: bool = False) -> Discovery:
     """Expand `paths` into files. Files named explicitly are kept unless `force_exclude`."""
     result = Discovery()
-    spec = _exclude_spec(settings)
+    specs: list[pathspec.GitIgnoreSpec] = []  # compiled once a path is matched: none for named files
     seen: set[Path] = set()
+
+    def spec() -> pathspec.GitIgnoreSpec:
+        if not specs:
+            specs.append(_exclude_spec(settings))
+        return specs[0]
 
     def add(path: Path) -> None:
         key = Path(os.path.realpath(path))
@@ -84,10 +91,10 @@ def discover(paths: list[str], settings: Settings, *, force_exclude: bool = Fals
             result.errors.append((given, problem))
             continue
         if path.is_dir():
-            if force_exclude and is_excluded(path, settings, spec):
+            if force_exclude and is_excluded(path, settings, spec()):
                 continue
-            _walk(path, settings, spec, add, result)
-        elif not (force_exclude and is_excluded(path, settings, spec)):
+            _walk(path, settings, spec(), add, result)
+        elif not (force_exclude and is_excluded(path, settings, spec())):
             add(path)
     return result
 
