@@ -258,3 +258,136 @@ def test_a_cache_that_cannot_be_written_costs_nothing_but_the_parse(
     assert facts.functions
     assert _linter(tmp_path / "trees").load(str(TRAIN)).functions.keys() == facts.functions.keys()
     assert len(parsed) == 2
+
+
+# A module large enough to be parsed in pieces: a finding, then many small functions, one of
+# them longer than a piece (cut between the statements of its body).
+_FILLER = "".join(f"\n\ndef helper_{i}(x):\n    y = x + {i}\n    return y * 2\n" for i in range(300))
+_LONG = "\n\ndef long_one(x):\n" + "".join(f"    x = x + {i}\n" for i in range(400)) + "    return x\n"
+EDITED = TRAIN.read_text(encoding="utf-8") + _LONG + _FILLER
+
+
+@pytest.fixture
+def libcst_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts handed to libcst's parser by a parse in pieces."""
+    from ddplint.syntax import pieces
+
+    seen: list[str] = []
+    real = pieces.cst.parse_module
+
+    def recording(text: str):
+        seen.append(text)
+        return real(text)
+
+    monkeypatch.setattr(pieces.cst, "parse_module", recording)
+    return seen
+
+
+def _edit(path: Path, text: str, tmp_path: Path):
+    """`path` given `text`, then loaded as a run with the cache of `tmp_path / "trees"` loads it;
+    with the findings and the facts of a run without the cache."""
+    path.write_text(text, encoding="utf-8")
+    linter = _linter(tmp_path / "trees")
+    facts = linter.load(str(path))
+    fresh = Linter(Settings(root=FIXTURES)).load(str(path))
+    assert facts.tree.deep_equals(fresh.tree) and facts.tree.code == text
+    assert sorted(facts.functions) == sorted(fresh.functions)
+    assert _findings(linter, facts) == _findings(Linter(Settings(root=FIXTURES)), fresh)
+    return facts
+
+
+def test_an_edited_module_is_parsed_from_its_kept_pieces(tmp_path: Path, libcst_parses: list[str]) -> None:
+    path = tmp_path / "train.py"
+    _edit(path, EDITED, tmp_path)  # a first run: kept whole
+    _edit(path, EDITED + "# saved\n", tmp_path)  # the first edit: parsed in pieces, kept so
+    libcst_parses.clear()
+    edited = EDITED.replace("return y * 2", "return y * 3", 1) + "# saved\n"
+    facts = _edit(path, edited, tmp_path)
+    # The one function that changed, besides the whole parse of the run without the cache.
+    assert libcst_parses[:-1] == [
+        "class _:\n    pass\n\n\ndef helper_0(x):\n    y = x + 0\n    return y * 3\n"
+    ]
+    assert [code for code, *_ in _findings(Linter(Settings(root=FIXTURES)), facts)] == ["DDP005"]
+    libcst_parses.clear()
+    # Inside the function longer than a piece: one statement of its body.
+    _edit(path, edited.replace("    x = x + 7\n", "    x = x - 7\n"), tmp_path)
+    assert libcst_parses[:-1] == ["class _:\n    pass\nclass _:\n    x = x - 7\n"]
+
+
+def test_only_the_first_few_modules_kept_whole_start_pieces(tmp_path: Path) -> None:
+    # A run after switching branches meets many changed modules: most are parsed whole.
+    from ddplint.syntax.source import Source
+
+    cache = TreeCache(tmp_path)
+    given = []
+    for number in range(trees.FRESH_PARSERS + 3):
+        name = str(tmp_path / f"m{number}.py")
+        facts = Linter(Settings(root=tmp_path)).facts_for(Source(name, EDITED))
+        cache.store(facts)
+        given.append(cache.parser_for_edit(Source(name, EDITED + "# edited\n")))
+    assert [parser is not None for parser in given] == [True] * trees.FRESH_PARSERS + [False] * 3
+    assert cache.parser_for_edit(Source(str(tmp_path / "new.py"), EDITED)) is None  # nothing kept
+    # A run that keeps nothing (flake8's) reuses pieces kept, and starts none.
+    reader = TreeCache(tmp_path, keep=False)
+    assert reader.parser_for_edit(Source(str(tmp_path / "m0.py"), EDITED + "#\n")) is None
+
+
+def test_a_run_that_keeps_nothing_reuses_the_pieces_kept(tmp_path: Path, libcst_parses: list[str]) -> None:
+    # flake8's run reads the trees `ddplint check` keeps: an edit since is parsed in pieces.
+    path = tmp_path / "train.py"
+    _edit(path, EDITED, tmp_path)
+    _edit(path, EDITED + "# saved\n", tmp_path)
+    path.write_text(EDITED + "# saved twice\n", encoding="utf-8")
+    libcst_parses.clear()
+    linter = Linter(Settings(root=FIXTURES))
+    linter.trees = TreeCache(tmp_path / "trees", keep=False)
+    facts = linter.load(str(path))
+    assert facts.tree.code == EDITED + "# saved twice\n"
+    assert len(libcst_parses) == 1 and libcst_parses[0].endswith("# saved twice\n")
+
+
+def test_pieces_kept_by_another_libcst_are_not_reused(
+    tmp_path: Path, libcst_parses: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "train.py"
+    _edit(path, EDITED, tmp_path)
+    _edit(path, EDITED + "# saved\n", tmp_path)
+    monkeypatch.setattr(trees, "_parser_key", lambda: "another libcst")
+    libcst_parses.clear()
+    _edit(path, EDITED + "# saved twice\n", tmp_path)
+    assert len(libcst_parses) > 300  # every piece parsed again
+
+
+@pytest.mark.parametrize("state", [None, (), ("a", "b", "c", "d"), ({1: 2}, [], [], None)])
+def test_a_parser_state_of_another_shape_is_ignored(state) -> None:
+    from ddplint.syntax.reparse import DocumentParser
+
+    parser = DocumentParser()
+    parser.resume(state)
+    tree = parser.parse(EDITED)
+    assert tree is not None and tree.code == EDITED and parser.reused == 0
+
+
+def test_a_buffer_is_parsed_from_the_pieces_ddplint_check_kept(
+    tmp_path: Path, libcst_parses: list[str]
+) -> None:
+    # An editor's buffer (`--stdin-filename`, the language server on opening a file).
+    from ddplint.run.buffer import check_buffer
+    from ddplint.run.runner import RunOptions, run
+    from ddplint.syntax.reparse import DocumentParser
+
+    path = tmp_path / "train.py"
+    # The first run keeps no tree; after an edit one keeps it whole; after another, in pieces.
+    for text in (EDITED, EDITED + "# edited\n", EDITED + "# saved\n"):
+        path.write_text(text, encoding="utf-8")
+        run([str(path)], Settings(root=tmp_path), RunOptions(cache=True, context_budget=0))
+    buffer = EDITED + "# typed\n"
+    expected = [
+        (d.code, d.location) for d in check_buffer(str(path), buffer, Settings(root=tmp_path)).diagnostics
+    ]
+    assert [code for code, _ in expected] == ["DDP005"]
+    for parser in (None, DocumentParser()):
+        libcst_parses.clear()
+        result = check_buffer(str(path), buffer, Settings(root=tmp_path), parser=parser)
+        assert [(d.code, d.location) for d in result.diagnostics] == expected
+        assert len(libcst_parses) == 1 and libcst_parses[0].endswith("# typed\n")

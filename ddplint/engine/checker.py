@@ -56,7 +56,9 @@ class ModuleStore(Protocol):
 
     def load(self, source: Source, module_name: str) -> ModuleFacts | None: ...
 
-    def store(self, facts: ModuleFacts) -> None: ...
+    def parser_for_edit(self, source: Source) -> DocumentParser | None: ...
+
+    def store(self, facts: ModuleFacts, parser: DocumentParser | None = None) -> None: ...
 
 
 class Linter:
@@ -101,8 +103,10 @@ class Linter:
         name = module_name_for(Path(filename))
         facts = self.trees.load(source, name)
         if facts is None:
-            facts = self.facts_for(source, name)
-            self.trees.store(facts)
+            # An edited module: parsed again where its kept version's pieces do not serve.
+            parser = self.trees.parser_for_edit(source)
+            facts = self.facts_for(source, name, parser=parser)
+            self.trees.store(facts, parser=parser)
         return facts
 
     def check(self, facts: ModuleFacts) -> list[Diagnostic]:

@@ -57,7 +57,14 @@ def check_buffer(
     if budget > 0:
         linter.trees = kept_trees(linter.settings.root)
     try:
-        facts = linter.facts_for(buffer_source(filename, data), parser=parser)
+        source = buffer_source(filename, data)
+        if linter.trees is not None:
+            # The pieces `ddplint check` kept of the file: only what the buffer changed is parsed.
+            if parser is None:
+                parser = linter.trees.parser_for_edit(source)
+            else:
+                linter.trees.resume(parser, source)
+        facts = linter.facts_for(source, parser=parser)
     except LoadError as exc:
         return BufferResult(None, [exc.diagnostic])
     linter.project.add(facts)

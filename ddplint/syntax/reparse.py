@@ -58,6 +58,33 @@ class DocumentParser:
     def _forget(self) -> None:
         self._parsed, self._printed, self._style = Parsed(), {}, None
 
+    def state(self) -> tuple | None:
+        """What another process needs to go on from the latest parse, in plain containers of
+        nodes and strings (the nodes are the module's own: pickled with it, they cost little
+        more); None when nothing was parsed in pieces."""
+        if not self._parsed.pieces:
+            return None
+        return (
+            self._parsed.pieces,
+            list(self._parsed.joined.values()),
+            list(self._printed.values()),
+            self._style,
+        )
+
+    def resume(self, state: tuple) -> None:
+        """Go on from a `state` of another process's parser (entries keyed by identity are keyed
+        anew). Only a parser that has parsed nothing resumes; a state of another shape is ignored."""
+        if self._parsed.pieces:
+            return
+        try:
+            pieces, joined, printed, style = state
+            known = Parsed(dict(pieces), {id(entry[0]): tuple(entry) for entry in joined})
+            texts = {id(entry[0]): tuple(entry) for entry in printed}
+        except (TypeError, ValueError, IndexError):
+            return
+        if all(isinstance(k, str) and isinstance(v, cst.Module) for k, v in known.pieces.items()):
+            self._parsed, self._printed, self._style = known, texts, style
+
     def _print(
         self, module: cst.Module
     ) -> tuple[str, dict[int, tuple[cst.BaseStatement, str]], tuple[str, str]] | None:

@@ -26,11 +26,15 @@ from pathlib import Path
 from ddplint.model.facts import ModuleFacts
 from ddplint.run.cache.findings import CACHE_DIR, digest, is_folder, replace_whole
 from ddplint.syntax.parse import run_with_large_stack, unchecked_nodes
+from ddplint.syntax.reparse import REUSE_FROM, DocumentParser
 from ddplint.syntax.source import Source
 
 _PREFIX = "trees-"  # the folder of the trees kept by one version of ddplint's code
-_MAGIC = b"ddplint-tree-1\n"
+_MAGIC = b"ddplint-tree-2\n"
 _KEY_BYTES = 40  # a hex digest
+_HEAD = len(_MAGIC) + _KEY_BYTES
+# Edited modules kept whole that a run parses in pieces (see TreeCache.parser_for_edit).
+FRESH_PARSERS = 4
 # Speed over size: level 1 already shrinks a pickle about fourfold, to the size of the source.
 _LEVEL = 1
 
@@ -40,6 +44,7 @@ class TreeCache:
         self.folder = folder
         self.keep = keep  # False: read what is kept, keep nothing new
         self._ready = False
+        self._fresh_parsers = 0  # edited modules kept whole, given a parser to start pieces
 
     @classmethod
     def under(cls, cache_root: Path, *, keep: bool = True) -> TreeCache:
@@ -64,19 +69,12 @@ class TreeCache:
 
     def load(self, source: Source, module_name: str) -> ModuleFacts | None:
         """The facts kept for this text of the module, named as this run names the file."""
-        try:
-            with open(self.file_for(source.filename), "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return None
+        data = self._read(source.filename)
         key = _key(source, module_name).encode()
-        head = len(_MAGIC) + _KEY_BYTES
-        if data[: len(_MAGIC)] != _MAGIC or data[len(_MAGIC) : head] != key:
-            return None  # another text, or another format
+        if data is None or data[len(_MAGIC) : _HEAD] != key:
+            return None  # none, another text, or another format
         try:
-            # A pickle is about four times its source: more is not a tree of this text.
-            blob = _decompress(data[head:], limit=64 * len(source.text) + (1 << 20))
-            facts = loads(blob)
+            facts = self._unpickled(data, source)[0]
             if not isinstance(facts, ModuleFacts) or not isinstance(facts.source, Source):
                 return None
             facts.source.filename = source.filename
@@ -87,16 +85,79 @@ class TreeCache:
             return None
         return facts
 
-    def store(self, facts: ModuleFacts, blob: bytes | None = None) -> None:
-        """Keep a module's facts; `blob`: already pickled (see ddplint.syntax.pickling)."""
+    def parser_for_edit(self, source: Source) -> DocumentParser | None:
+        """A parser for a module whose kept version has another text (it is being edited),
+        resumed from the pieces that version was parsed from: it parses only the statements
+        that changed. None when no version is kept (a new file, a first run).
+
+        A version kept whole gives a parser with nothing to reuse, which parses the module in
+        pieces (a third slower than whole) for the next edit to reuse; that happens for the
+        first few such modules of a run that keeps trees only: an editor or pre-commit hook
+        checks the few files being edited, while a run after switching branches meets many
+        changed files."""
+        kept = self._kept(source)
+        if kept is None:
+            return None
+        parser = DocumentParser()
+        if _in_pieces(kept):
+            parser.resume(kept[1])
+            return parser
+        if not self.keep or self._fresh_parsers >= FRESH_PARSERS:
+            return None  # pieces nobody would keep, or too many modules changed
+        self._fresh_parsers += 1
+        return parser
+
+    def resume(self, parser: DocumentParser, source: Source) -> None:
+        """A document's parser that has parsed nothing yet (an editor's, on opening a file)
+        goes on from the pieces the module's kept version was parsed from, if it was."""
+        if parser.state() is None:
+            kept = self._kept(source)
+            if kept is not None and _in_pieces(kept):
+                parser.resume(kept[1])
+
+    def _kept(self, source: Source) -> tuple | None:
+        if len(source.text) <= REUSE_FROM:
+            return None  # parsed whole whatever was kept
+        data = self._read(source.filename)
+        if data is None:
+            return None
+        try:
+            return self._unpickled(data, source)
+        except Exception:  # damaged or foreign: parsed whole instead
+            return None
+
+    def _read(self, filename: str) -> bytes | None:
+        try:
+            with open(self.file_for(filename), "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        return data if data[: len(_MAGIC)] == _MAGIC else None
+
+    @staticmethod
+    def _unpickled(data: bytes, source: Source) -> tuple:
+        """(facts,) or, for a module parsed in pieces, (facts, the parser's state, its key)."""
+        # A pickle is about four times its source: more is not a tree of this text (nor of one
+        # a few edits away).
+        blob = _decompress(data[_HEAD:], limit=64 * len(source.text) + (1 << 20))
+        kept = loads(blob)
+        return kept if isinstance(kept, tuple) else (kept,)
+
+    def store(
+        self, facts: ModuleFacts, blob: bytes | None = None, parser: DocumentParser | None = None
+    ) -> None:
+        """Keep a module's facts; `blob`: already pickled (see ddplint.syntax.pickling);
+        `parser`: the one that parsed it, whose pieces the next edit reuses."""
         if not self.keep:
             return
         if blob is None:
             from ddplint.syntax import pickling
 
+            state = parser.state() if parser is not None else None
+            kept = facts if state is None else (facts, state, _parser_key())
             try:
                 # Pickling recurses once per nesting level: a deep stack, as for parsing.
-                blob = run_with_large_stack(lambda: pickling.dumps(facts))
+                blob = run_with_large_stack(lambda: pickling.dumps(kept))
             except (RecursionError, MemoryError, pickle.PickleError, TypeError, AttributeError):
                 return  # parsed again next time
         key = _key(facts.source, facts.module_name).encode()
@@ -141,6 +202,16 @@ def _key(source: Source, module_name: str) -> str:
         _libcst_version(),
         sys.version,
     )
+
+
+def _in_pieces(kept: tuple) -> bool:
+    """Whether a kept module came with its parser's state, from this libcst and Python."""
+    return len(kept) == 3 and kept[2] == _parser_key()
+
+
+def _parser_key() -> str:
+    """Pieces parsed by another libcst or Python are not reused."""
+    return f"{_libcst_version()} {sys.version}"
 
 
 @functools.cache
