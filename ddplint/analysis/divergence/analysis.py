@@ -357,7 +357,13 @@ class Analysis:
         """A string literal's value: parsing it costs a `literal_eval`, and a function's literals
         are read again by each of its summaries (nodes hash by identity)."""
         if node not in self._strings:
-            self._strings[node] = node.evaluated_value
+            text = node.value
+            quote = text[0]
+            if quote in "'\"" and "\\" not in text and text[:3] != quote * 3:
+                # `"train"`: no prefix, escape or triple quote, its value is what the quotes hold.
+                self._strings[node] = text[1:-1]
+            else:
+                self._strings[node] = node.evaluated_value
         return self._strings[node]
 
     def is_collective(self, qualified: str) -> bool:

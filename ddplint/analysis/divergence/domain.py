@@ -151,17 +151,22 @@ def first_shard(values) -> tuple | None:
 def combine(values, origin: OriginLabel | None = None) -> Val:
     """The value of an operation on `values` we cannot evaluate: divergent if any input is."""
     values = list(values)
-    deps = frozenset().union(*(v.deps for v in values)) if values else frozenset()
+    if not values:
+        return UNIFORM
+    deps = frozenset().union(*(v.deps for v in values))
     rank = any(v.rank for v in values)
     shard = first_shard(values)
+    kinds = {v.kind for v in values}
     for kind in (Kind.DATA, Kind.RANK):
-        divergent = [v for v in values if v.kind is kind]
-        if divergent:
+        if kind in kinds:
+            divergent = [v for v in values if v.kind is kind]
             strong = [v for v in divergent if not v.weak]
             first = (strong or divergent)[0]
             return Val(
                 kind, rank=rank, origin=first.origin or origin, deps=deps, shard=shard, weak=not strong
             )
+    if not (rank or deps or shard):
+        return UNIFORM  # what most operations give: nothing divergent, derived or split
     return Val(Kind.UNIFORM, rank=rank, deps=deps, shard=shard)
 
 
