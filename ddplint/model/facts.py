@@ -284,6 +284,14 @@ class ModuleFacts:
 
         return compute_spans(self.tree)
 
+    def forget_positions(self) -> None:
+        """Drop the positions computed to report this module: an entry per node, so that every
+        module with a finding kept them, as much as half of a run's memory. Asked for again, they
+        are computed again (a message naming a line of this module, a later fix)."""
+        self.__dict__.pop("spans", None)
+        self.__dict__.pop("_statement_spans", None)
+        self._located.clear()
+
     def span(self, node: cst.CSTNode) -> tuple[int, int]:
         return self.spans[node]
 
