@@ -52,29 +52,34 @@ import sys
 from ddplint.integrations.cli import main
 
 try:
-    main(["check", "--exit-zero", "--no-cache", "--output-format", "concise", "train.py"])
+    main(["check", "--exit-zero", "--no-cache", "--output-format", "concise", sys.argv[1]])
 except SystemExit:
     pass
-print("pathspec" in sys.modules)
+print(*(name in sys.modules for name in ("pathspec", "multiprocessing")))
 """
 
 
-def test_files_named_without_force_exclude_match_no_pattern(tmp_path: Path) -> None:
-    # Importing the pattern matcher took a tenth of a second: pre-commit and editors name files.
+def _imported_by_a_run(tmp_path: Path, target: str) -> tuple[str, list[str]]:
+    """What `ddplint check TARGET` printed in a project of one file, and whether it imported
+    the pattern library and multiprocessing."""
     import subprocess
     import sys
 
     root = tmp_path / "p"
-    root.mkdir()
+    root.mkdir(exist_ok=True)
     (root / "train.py").write_bytes(EXAMPLE.read_bytes())
-    command = [sys.executable, "-c", NAMED_FILES_RUN]
-    named = subprocess.run(command, cwd=root, capture_output=True, text=True, check=True).stdout
-    assert "DDP" in named and named.splitlines()[-1] == "False"
-    walked = subprocess.run(
-        [*command[:2], NAMED_FILES_RUN.replace('"train.py"', '"."')],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert walked.splitlines()[-1] == "True"
+    command = [sys.executable, "-c", NAMED_FILES_RUN, target]
+    out = subprocess.run(command, cwd=root, capture_output=True, text=True, check=True).stdout
+    return out, out.splitlines()[-1].split()
+
+
+def test_files_named_without_force_exclude_match_no_pattern(tmp_path: Path) -> None:
+    # Importing the pattern matcher took a tenth of a second: pre-commit and editors name files.
+    named, imported = _imported_by_a_run(tmp_path, "train.py")
+    assert "DDP" in named and imported[0] == "False"
+    assert _imported_by_a_run(tmp_path, ".")[1][0] == "True"  # a folder walked: excludes apply
+
+
+def test_a_run_without_workers_imports_no_multiprocessing(tmp_path: Path) -> None:
+    # A tenth of ddplint's own imports; a run on one file starts no worker.
+    assert _imported_by_a_run(tmp_path, "train.py")[1][1] == "False"

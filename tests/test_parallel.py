@@ -65,7 +65,9 @@ def test_groups_are_checked_here_when_no_worker_can_start(
     def refuse(*args, **kwargs):
         raise OSError("no semaphores here")
 
-    monkeypatch.setattr(workers, "ProcessPoolExecutor", refuse)
+    import concurrent.futures
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refuse)
     assert _report(folder, 2) == single
 
 

@@ -20,8 +20,7 @@ import shutil
 import tempfile
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import BrokenExecutor, Executor, Future
 from pathlib import Path
 
 from ddplint.diagnostics import Diagnostic
@@ -190,7 +189,7 @@ def _received(linter: Linter, path: Path, future: Future) -> Loaded:
         kind, payload = future.result()
         if kind == "file":
             kind, payload = "facts", _read_once(payload)
-    except (BrokenProcessPool, OSError, pickle.PickleError):
+    except (BrokenExecutor, OSError, pickle.PickleError):  # the worker died (BrokenProcessPool)
         return _load_here(linter, path)  # the worker died: load it here
     if kind == "facts":
         from ddplint.syntax import pickling  # libcst: only once modules are loaded

@@ -16,19 +16,21 @@ copy of those.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import BrokenExecutor, Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ddplint.diagnostics import Diagnostic
 from ddplint.engine.checker import FileResult, Linter
 from ddplint.run.discovery import file_size
 from ddplint.run.group import check_guarded, collector_paused, use_cache
 from ddplint.settings import Settings
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 
 @dataclass
@@ -105,6 +107,11 @@ def start_pool(workers: int) -> ProcessPoolExecutor | None:
     """Worker processes for the run, or None where none can start. They are forked when first
     given work, before this process builds any tree, and after it imports what parsing needs:
     they inherit libcst instead of importing it each (a tenth of a second), and share its pages."""
+    # Imported here: multiprocessing is a tenth of ddplint's imports, and most one-file runs
+    # (pre-commit, an editor) start no worker.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     from ddplint.syntax import pickling as treepickle  # noqa: F401  (both import libcst)
 
     try:
@@ -130,6 +137,8 @@ def finish(pool: ProcessPoolExecutor | None) -> None:
     work forever."""
     if pool is None:
         return
+    import multiprocessing  # imported already: a pool was started
+
     pool.shutdown(wait=False)
     not_ours = _not_ours.pop(id(pool), set())
     for child in multiprocessing.active_children():
@@ -186,5 +195,5 @@ def _gathered(futures: list[Future], tasks: list) -> Iterator[GroupResult]:
             continue
         try:
             yield futures[index].result()
-        except (BrokenProcessPool, OSError):
+        except (BrokenExecutor, OSError):  # a worker died (BrokenProcessPool)
             yield _work(task)
