@@ -286,3 +286,19 @@ def test_server_without_pygls_says_which_extra_to_install() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "pip install 'ddplint[lsp]'" in done.stderr
+
+
+def test_what_checks_leave_alive_is_frozen_the_first_time_and_every_so_often(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gc
+
+    from ddplint.integrations import server
+
+    calls: list[str] = []
+    for name in ("unfreeze", "collect", "freeze"):
+        monkeypatch.setattr(gc, name, lambda *args, name=name: calls.append(name))
+    ls = server.DdplintServer()
+    for _ in range(2 * server.REFREEZE_AFTER + 1):
+        server.settle_heap(ls)
+    assert calls == ["unfreeze", "collect", "freeze"] * 3
