@@ -25,6 +25,7 @@ from ddplint.config import ConfigError, Settings, load_settings
 from ddplint.diagnostics import INTERNAL_ERROR, Applicability, Diagnostic, Location, input_error
 from ddplint.integrations.editing import client_units, disable_edit, line_span
 from ddplint.run.buffer import check_buffer
+from ddplint.run.group import collector_paused
 from ddplint.syntax.reparse import DocumentParser
 from ddplint.syntax.source import Source
 
@@ -117,7 +118,9 @@ def _lint_text(
     """The findings of `text` as `filename`, and a problem with the settings to show, if any."""
     settings, problem = _settings_for(str(Path(filename).resolve().parent))
     try:
-        diagnostics = check_buffer(filename, text, settings, budget=CONTEXT_BUDGET, parser=parser).diagnostics
+        with collector_paused():  # its collections come after, off the path to the diagnostics
+            found = check_buffer(filename, text, settings, budget=CONTEXT_BUDGET, parser=parser)
+        diagnostics = found.diagnostics
     except Exception as exc:  # a bug of ours must not take the editor's server down
         message = f"internal error in ddplint ({type(exc).__name__}: {exc}) — please report"
         diagnostics = [input_error(INTERNAL_ERROR, filename, message)]
