@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import Kind, Val, const
@@ -38,6 +38,17 @@ from ddplint.syntax.lazycst import cst
 MAX_DEPTH = 12  # nested summaries being computed at once
 _CONFIGURED_COLLECTIVE = cat.LibraryCall(cat.Role.COLLECTIVE, "listed in `collectives`")
 _CONFIGURED_PREDICATE = cat.LibraryCall(cat.Role.MAIN, "listed in `rank-predicates`")
+
+
+@dataclass(eq=False, slots=True)
+class _Flagged:
+    """A function on its way to its flags (see `Analysis.flags`)."""
+
+    facts: ModuleFacts
+    scope: Scope
+    flags: list[bool]  # reach, special, calls a parameter: grown to the fixpoint
+    calls: list[tuple[ModuleFacts, Scope, bool]]  # project functions called, passing a parameter?
+    direct_checked: bool = False
 
 
 class Analysis:
@@ -114,23 +125,71 @@ class Analysis:
                     break
         return found
 
-    def flags(self, facts: ModuleFacts, scope: Scope, depth: int = 0) -> tuple[bool, bool, bool]:
+    def flags(self, facts: ModuleFacts, scope: Scope) -> tuple[bool, bool, bool]:
         """(may reach a collective, may return a rank or data value, calls a parameter).
 
         Name-level and transitive over project calls: cheap, and a function with none of the
         three needs no simulation at all (its sequence is empty, its result follows its inputs).
+        Computed for every function `scope` reaches at once, to a fixpoint, so that a function's
+        flags never depend on which function of a cycle was asked first.
         """
-        key = id(scope)
-        known = self._flags.get(key)
+        known = self._flags.get(id(scope))
         if known is not None:
             return known
-        self._flags[key] = (False, False, False)  # a cycle contributes nothing new
-        reach = calls_param = False
+        # The functions reachable from `scope` that have no flags yet: id → (own flags, calls),
+        # callees before their callers where the calls allow (a depth-first post-order), so that
+        # most settle in one pass. Those with flags were computed with all they reach: final.
+        graph: dict[int, _Flagged] = {}
+        entered: dict[int, _Flagged] = {}
+        todo: list[tuple[ModuleFacts, Scope, bool]] = [(facts, scope, False)]
+        while todo:
+            module, function, done = todo.pop()
+            key = id(function)
+            if done:
+                graph[key] = entered[key]
+                continue
+            if key in entered or key in self._flags:
+                continue
+            entered[key] = flagged = self._own_flags(module, function)
+            todo.append((module, function, True))
+            todo.extend((callee_facts, callee, False) for callee_facts, callee, _ in reversed(flagged.calls))
+
+        def of(callee: Scope) -> list[bool]:
+            known = self._flags.get(id(callee))
+            return list(known) if known is not None else graph[id(callee)].flags
+
+        changed = True
+        while changed:
+            changed = False
+            for flagged in graph.values():
+                own = flagged.flags
+                grown = own[:]
+                for _, callee, passes in flagged.calls:
+                    reach, special, calls_param = of(callee)
+                    grown = [grown[0] or reach, grown[1] or special, grown[2] or (calls_param and passes)]
+                if not grown[0] and not flagged.direct_checked:
+                    # Its own calls are looked at only when none it calls reaches one: the check
+                    # costs more than the rest of the flags together.
+                    flagged.direct_checked = True
+                    grown[0] = any(
+                        self._direct_collective(flagged.facts, flagged.scope, call)
+                        for call in flagged.scope.calls
+                    )
+                if grown != own:
+                    flagged.flags = grown
+                    changed = True
+        for key, flagged in graph.items():
+            self._flags[key] = (flagged.flags[0], flagged.flags[1], flagged.flags[2])
+        return self._flags[id(scope)]
+
+    def _own_flags(self, facts: ModuleFacts, scope: Scope) -> _Flagged:
+        """A function's own flags but the collectives it calls (see `flags`), and the project
+        functions it calls, each with whether the call passes one of its parameters on."""
+        calls_param = False
         special = bool(scope.rank_names) or scope.reads_data
         params = set(scope.params)
+        calls: list[tuple[ModuleFacts, Scope, bool]] = []
         for call in scope.calls:
-            if not reach and self._direct_collective(facts, scope, call):
-                reach = True
             name = call.name or ""
             if name in cat.DATA_CALLS or name in cat.RANK_CALLS or name in cat.MAIN_CALLS:
                 special = True
@@ -140,22 +199,18 @@ class Analysis:
                 special = True  # may change replica state (DDP013): simulated to see where
             if name in params or (call.method in cat.FSDP_COLLECTIVES and call.receiver in params):
                 calls_param = True
-            target = None
-            if depth < 30 and call.name is not None:
-                target = self.project.resolve_call(facts, call) or self.project.guess_method(
-                    facts, scope, call.name
-                )
-            if target is not None and _changes_held_object(call, target[1]):
+            if call.name is None:
+                continue
+            target = self.project.resolve_call(facts, call) or self.project.guess_method(
+                facts, scope, call.name
+            )
+            if target is None:
+                continue
+            if _changes_held_object(call, target[1]):
                 special = True  # `self.counter.update(loss)`: what it leaves in the object matters
-            if target is not None:
-                r, m, p = self.flags(target[0], target[1], depth + 1)
-                reach = reach or r
-                special = special or m
-                if p and any(dotted_name(arg.value) in params for arg in call.node.args):
-                    calls_param = True
-        result = (reach, special, calls_param)
-        self._flags[key] = result
-        return result
+            passes = any(dotted_name(arg.value) in params for arg in call.node.args)
+            calls.append((target[0], target[1], passes))
+        return _Flagged(facts, scope, [False, special, calls_param], calls)
 
     def _in_protocol(self, facts: ModuleFacts, name: str) -> bool:
         """Whether the function `name` of `facts` (or one it is nested in) hosts a leader/follower
