@@ -162,12 +162,12 @@ class Origins:
         if qualified in ("int", "str", "round", "abs") and len(positional) == 1:
             return self.of(facts, scope, positional[0].value, derived=derived, depth=depth + 1)
         if qualified in GLOBAL_RANK_CALLS and not node.args:
-            return Origin(GLOBAL, facts.code(node), _where(facts, node))
+            return Origin(GLOBAL, facts.code(node), facts.place_of(node))
         if qualified in LOCAL_RANK_CALLS:
-            return Origin(LOCAL, facts.code(node), _where(facts, node))
+            return Origin(LOCAL, facts.code(node), facts.place_of(node))
         if qualified in RANDOM_CALLS or (qualified or "").startswith(("random.", "numpy.random.")):
             # Randomness makes a value differ per process, but never makes it a rank.
-            return Origin(RANDOM, facts.code(node), _where(facts, node)) if derived else None
+            return Origin(RANDOM, facts.code(node), facts.place_of(node)) if derived else None
         if qualified in ("os.environ.get", "os.getenv") and positional:
             key = _string(positional[0].value)
             if key is not None:
@@ -192,16 +192,16 @@ class Origins:
                 self._frames.pop()
         last = qualified.rsplit(".", 1)[-1]
         if last in GLOBAL_RANK_HELPERS and not node.args:
-            return Origin(GLOBAL, facts.code(node), _where(facts, node))
+            return Origin(GLOBAL, facts.code(node), facts.place_of(node))
         if last in LOCAL_RANK_HELPERS:
-            return Origin(LOCAL, facts.code(node), _where(facts, node))
+            return Origin(LOCAL, facts.code(node), facts.place_of(node))
         return None
 
     def _env(self, facts, node, key: str) -> Origin | None:
         if key in GLOBAL_RANK_ENV:
-            return Origin(GLOBAL, facts.code(node), _where(facts, node))
+            return Origin(GLOBAL, facts.code(node), facts.place_of(node))
         if key in LOCAL_RANK_ENV:
-            return Origin(LOCAL, facts.code(node), _where(facts, node))
+            return Origin(LOCAL, facts.code(node), facts.place_of(node))
         return None
 
     def _name(self, facts, scope, node, name: str, derived: bool, depth: int) -> Origin | None:
@@ -289,9 +289,9 @@ class Origins:
         if qualified is None:
             return None
         if qualified in GLOBAL_RANK_CALLS:
-            return Origin(GLOBAL, f"{facts.code(factory)}()", _where(facts, factory))
+            return Origin(GLOBAL, f"{facts.code(factory)}()", facts.place_of(factory))
         if qualified in LOCAL_RANK_CALLS:
-            return Origin(LOCAL, f"{facts.code(factory)}()", _where(facts, factory))
+            return Origin(LOCAL, f"{facts.code(factory)}()", facts.place_of(factory))
         target = self.project.resolve_name(facts, facts.module_scope, qualified)
         if target is None:
             return None
@@ -321,7 +321,7 @@ class Origins:
             return None
         index = _position(scope, name)
         if index == 0 and id(scope) in self.spawned():
-            return Origin(LOCAL, "the process index given by `mp.spawn`", _where(facts, scope.node))
+            return Origin(LOCAL, "the process index given by `mp.spawn`", facts.place_of(scope.node))
         found = []
         for caller_facts, call in self.callers(scope):
             arg = _argument(call.node, name, index)
@@ -383,9 +383,9 @@ def _attribute(facts, node, name: str) -> Origin | None:
     if head == "self" or not head:
         return None
     if attr in GLOBAL_RANK_ATTRS:
-        return Origin(GLOBAL, name, _where(facts, node))
+        return Origin(GLOBAL, name, facts.place_of(node))
     if attr in LOCAL_RANK_ATTRS:
-        return Origin(LOCAL, name, _where(facts, node))
+        return Origin(LOCAL, name, facts.place_of(node))
     return None
 
 
@@ -457,7 +457,3 @@ def _env_key(node: cst.Subscript) -> str | None:
     if isinstance(element, cst.Index):
         return _string(element.value)
     return None
-
-
-def _where(facts: ModuleFacts, node: cst.CSTNode) -> str:
-    return facts.place_of(node)

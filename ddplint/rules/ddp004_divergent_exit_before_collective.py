@@ -9,7 +9,7 @@ from ddplint.diagnostics import Applicability
 from ddplint.model.catalogue import DDP_WRAPPERS
 from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context
-from ddplint.rules.divergence_base import DivergenceRule, holds, quoted, where
+from ddplint.rules.divergence_base import DivergenceRule, holds, quoted
 from ddplint.syntax.lazycst import cst
 
 
@@ -35,7 +35,7 @@ def describe(finding: Finding) -> str:
     skipped = ops_label(finding.ops)
     cond_node = finding.choice.test if finding.choice is not None else finding.node
     text = quoted(finding.facts, cond_node)
-    cond = f"`{text}` ({where(finding.facts, cond_node)})"
+    cond = f"`{text}` ({finding.facts.place_of(cond_node)})"
     origin = str(finding.cond.origin) if finding.cond is not None and finding.cond.origin else None
     why = f"it depends on {origin}" if origin and text not in origin else "it depends on per-rank data"
     it = "them" if len(finding.ops) > 1 else "it"

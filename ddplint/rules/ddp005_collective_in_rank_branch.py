@@ -9,7 +9,7 @@ from ddplint.analysis.divergence.triggers import collective_triggers
 from ddplint.diagnostics import Applicability, Edit
 from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context
-from ddplint.rules.divergence_base import DivergenceRule, holds, quoted, where
+from ddplint.rules.divergence_base import DivergenceRule, holds, quoted
 from ddplint.syntax.lazycst import cst
 
 DDP_NOTE = (
@@ -89,7 +89,7 @@ def describe(finding: Finding) -> tuple[str, str]:
         )
     if finding.kind in ("exit", "branch", "loop"):
         cond = finding.choice.test if finding.choice is not None else finding.node
-        text, place = quoted(finding.facts, cond), where(finding.facts, cond)
+        text, place = quoted(finding.facts, cond), finding.facts.place_of(cond)
         if finding.kind == "exit" and finding.exit is not None:
             kind = finding.exit.kind
             effect = {
@@ -113,7 +113,7 @@ def describe(finding: Finding) -> tuple[str, str]:
         )
     who, others = ("rank 0", "the other ranks") if finding.only_rank_zero else ("the other ranks", "rank 0")
     if op.guard is not None:
-        cond = f"`{op.guard.text}` ({where(op.guard.facts, op.guard.node)})"
+        cond = f"`{op.guard.text}` ({op.guard.facts.place_of(op.guard.node)})"
         verb, it = ("run", "them") if _many(finding) else ("runs", "it")
         waits = "waits" if who == "rank 0" else "wait"
         if finding.when:
@@ -130,7 +130,7 @@ def describe(finding: Finding) -> tuple[str, str]:
         exit_item = finding.exits[0] if finding.exits else None
         they = "it leaves" if others == "rank 0" else "they leave"
         left = (
-            f"{they} early at {where(exit_item.facts, exit_item.node)} (`{exit_item.guard.text}`)"
+            f"{they} early at {exit_item.facts.place_of(exit_item.node)} (`{exit_item.guard.text}`)"
             if exit_item is not None and exit_item.guard is not None
             else f"{they} early"
         )

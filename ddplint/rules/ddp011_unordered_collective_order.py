@@ -17,7 +17,6 @@ from ddplint.model.facts import ModuleFacts, Scope, child_nodes, own_nodes
 from ddplint.model.iteration_order import DIRECTORY, IterationOrder, Unordered
 from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context, Rule
-from ddplint.rules.divergence_base import where
 from ddplint.syntax.lazycst import cst
 
 # The gradient all-reduce of `backward()` sends the same parameters' gradients whatever the item:
@@ -70,9 +69,9 @@ def describe(facts: ModuleFacts, loop: cst.CSTNode, iterable, reason: Unordered,
     if reason.facts is facts and _inside(facts, source, iterable):
         subject = f"`{_spelled(facts, source)}`"  # `os.listdir(folder)` in `enumerate(os.listdir(folder))`
     else:
-        origin = f" (`{_spelled(reason.facts, source, 50)}`, {where(reason.facts, source)})"
+        origin = f" (`{_spelled(reason.facts, source, 50)}`, {reason.facts.place_of(source)})"
     if reason.kind == DIRECTORY and origin:
-        listing = f"`{_spelled(reason.facts, source, 50)}` ({where(reason.facts, source)})"
+        listing = f"`{_spelled(reason.facts, source, 50)}` ({reason.facts.place_of(source)})"
         why = f"{subject} comes in the order of {listing}: file-system order, which can differ between nodes"
     elif reason.kind == DIRECTORY:
         why = f"{subject} lists a folder in file-system order, which can differ between nodes"
@@ -83,7 +82,7 @@ def describe(facts: ModuleFacts, loop: cst.CSTNode, iterable, reason: Unordered,
         )
     many = len({id(op.origin[1]) for op in ops}) > 1
     return (
-        f"{ops_label(ops)} in the loop over `{text}` ({where(facts, loop)}): {why}, so the ranks issue "
+        f"{ops_label(ops)} in the loop over `{text}` ({facts.place_of(loop)}): {why}, so the ranks issue "
         f"{'them' if many else 'it'} for different items and pair tensors that do not belong together "
         f"(wrong values when their shapes agree, an error or a hang when they do not)"
     )

@@ -12,7 +12,6 @@ from ddplint.analysis.divergence.results import Update
 from ddplint.analysis.divergence.triggers import collective_triggers
 from ddplint.diagnostics import Applicability
 from ddplint.rules.base import Context, Rule
-from ddplint.rules.divergence_base import where
 
 
 class ReplicaDivergentUpdate(Rule):
@@ -43,9 +42,9 @@ HELP = {
 def describe(update: Update) -> str:
     what = update.label
     if update.via:
-        what += f" ({where(update.facts, update.node)}, via `{update.via[0]}`)"
+        what += f" ({update.facts.place_of(update.node)}, via `{update.via[0]}`)"
     if update.guard is not None:
-        condition = f"runs only when `{update.guard.text}` ({where(update.guard.facts, update.guard.node)})"
+        condition = f"runs only when `{update.guard.text}` ({update.guard.facts.place_of(update.guard.node)})"
     else:
         condition = "runs on some ranks only (the others left the function earlier)"
     return f"{what} {condition}: {update.state.effect}. Nothing fails: the replicas just drift apart"

@@ -29,11 +29,6 @@ def quoted(facts: ModuleFacts, node: cst.CSTNode, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def where(facts: ModuleFacts, node: cst.CSTNode) -> str:
-    """`file.py:LINE` of a node."""
-    return facts.place_of(node)
-
-
 def holds(finding: Finding) -> str:
     """ "holds" or "does not hold": whether the finding's collectives are in the branch taken
     when its condition is true, or in the other one (`if p.grad is None: ... else: all_gather`)."""
