@@ -46,11 +46,16 @@ class RunOptions:
 
 
 def check_guarded(linter: Linter, facts, options: RunOptions) -> FileResult:
+    """One module of the run, reported; then it drops its positions (an entry per node, kept for
+    every module with a finding they added up): a later message naming one of its lines computes
+    them again."""
     try:
         return check_one(linter, facts, options)
     except Exception:  # a bug of ours: report it, go on with the other files
         where = "fixing" if options.fix or options.diff else "checking"
         return FileResult(facts.filename, [internal_error(facts.filename, where)], facts)
+    finally:
+        facts.forget_positions()
 
 
 def use_cache(linter: Linter, options: RunOptions) -> Cache | None:

@@ -139,7 +139,6 @@ def _check_in_process(
             if check is not None and path not in check:
                 continue  # read only for what its neighbours' analysis needs
             checked = check_guarded(linter, facts, options)
-            facts.forget_positions()  # reported: kept for every module, they added up
             result.files.append(checked)
             if planned is not None:
                 if context is None:

@@ -81,7 +81,6 @@ def check_group(
         for facts in loaded:
             if check is None or facts.filename in check:
                 out.files.append(check_guarded(linter, facts, options))
-                facts.forget_positions()  # reported (see ddplint.run.runner)
     given = set(paths)
     out.context = sorted(name for name in linter.project.files if name not in given)
     return out
