@@ -168,12 +168,13 @@ class ImportGraph:
     def __init__(self, modules: dict[Path, str], scans: dict[Path, Scan | None]) -> None:
         self.modules = modules
         known = set(modules.values())
-        aliases = Aliases((path, name, name) for path, name in modules.items())
+        # Module names in folders without `__init__.py`, for this graph and the definition pass.
+        self.aliases = Aliases((path, name, name) for path, name in modules.items())
         self.edges: dict[str, set[str]] = {name: set() for name in known}
         for path, found in scans.items():
             if found is not None:
                 name = modules[path]
-                targets = _project_modules(found.imports, known, aliases, path, name)
+                targets = _project_modules(found.imports, known, self.aliases, path, name)
                 self.edges[name] |= targets - {name}
         self.importers: dict[str, set[str]] = {}
         for name, targets in self.edges.items():
@@ -358,7 +359,7 @@ def refine(selection: Selection, outlines: dict[Path, Outline | None]) -> Select
     functions it calls (see `Origins.parameter`, which lets such callers say nothing).
     Modules that CPython cannot parse are kept, so the full load reports them.
     """
-    assert selection.modules is not None
+    assert selection.modules is not None and selection.graph is not None
     modules = selection.modules
     by_module: dict[str, Outline] = {}
     for path in selection.kept:
@@ -369,7 +370,7 @@ def refine(selection: Selection, outlines: dict[Path, Outline | None]) -> Select
     paths: dict[str, list[Path]] = {}
     for path, name in modules.items():
         paths.setdefault(name, []).append(path)
-    graph = DefinitionGraph(by_module, Aliases((path, name, name) for path, name in modules.items()), paths)
+    graph = DefinitionGraph(by_module, selection.graph.aliases, paths)
     seeds = {(module, name) for module, found in by_module.items() for name in found.triggered}
     needed = closure(seeds | closure(seeds, graph.referrers), graph.edges)
     names = {module for module, _ in needed}
