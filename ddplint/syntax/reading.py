@@ -26,6 +26,8 @@ def read_source(filename: str, data: bytes | None = None, max_bytes: int = 0) ->
     Only regular files are opened (a FIFO named `x.py` would block the run forever), and files
     over `max_bytes` (when it is not 0) are not read at all.
     """
+    # A notebook's outputs (images, tables) are not code: its limit is on its code cells.
+    notebook = filename.endswith(NOTEBOOK_SUFFIX)
     try:
         if data is None:
             info = os.stat(filename)
@@ -35,12 +37,10 @@ def read_source(filename: str, data: bytes | None = None, max_bytes: int = 0) ->
                 raise LoadError(
                     input_error(IO_ERROR, filename, "not a regular file (device, FIFO or socket)")
                 )
-            # A notebook's outputs (images, tables) are not code: its limit is on its code cells.
-            notebook = filename.endswith(NOTEBOOK_SUFFIX)
             if max_bytes and info.st_size > max_bytes and not notebook:
                 raise LoadError(input_error(IO_ERROR, filename, too_large(info.st_size, max_bytes)))
             data = Path(filename).read_bytes()
-        if filename.endswith(NOTEBOOK_SUFFIX):
+        if notebook:
             source = _notebook_source(filename, data)
             size = len(source.text.encode("utf-8"))
             if max_bytes and size > max_bytes:
