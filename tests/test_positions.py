@@ -81,3 +81,34 @@ def test_a_function_whose_code_appears_twice_is_not_placed() -> None:
     first, last = (s.node for s in facts.scopes if isinstance(s.node, cst.FunctionDef))
     assert locate(facts.tree, TWICE, first) is None
     assert locate(facts.tree, TWICE, last) is None
+
+
+def test_a_statement_an_edit_left_alone_is_placed_without_generating_it_again(monkeypatch) -> None:
+    """An editor's document is parsed again at each change, keeping the nodes of the statements
+    the change left alone: their code is not generated again, and their lines follow the edit."""
+    from ddplint.syntax import positions
+    from ddplint.syntax.reparse import DocumentParser
+
+    # Long enough to be parsed statement by statement.
+    filler = "".join(f"\n\ndef f{i}(x):\n    return x + {i}\n" for i in range(300))
+    text = NESTED + filler
+    parser = DocumentParser()
+    before = parser.parse(text)
+    step = next(n for n in nodes_of(before) if isinstance(n, cst.FunctionDef) and n.name.value == "step")
+    start, spans = locate(before, text, step)
+    assert Source("m.py", text).location(start)[0] == 4
+
+    edited = "import os\n\n\n" + text.replace("pass", "raise")
+    after = parser.parse(edited)
+    assert any(n is step for n in nodes_of(after))  # the class statement was left alone
+    generated = []
+    monkeypatch.setattr(
+        positions._TextAndOffsetState, "add_token", lambda self, value: generated.append(value)
+    )
+    moved, same = locate(after, edited, step)
+    assert generated == [] and same is spans
+    assert Source("m.py", edited).location(moved)[0] == 7
+    facts = ModuleFacts(Source("m.py", edited), after, "m")
+    barrier = next(n for n in nodes_of(step) if isinstance(n, cst.Call))
+    scope = next(s for s in facts.scopes if s.node is step)
+    assert facts.line_in(barrier, scope) == 10 == facts.source.location(compute_spans(after)[barrier][0])[0]

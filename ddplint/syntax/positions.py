@@ -8,6 +8,8 @@ function in the module's text instead.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
@@ -84,6 +86,13 @@ class _TextAndOffsetState(_OffsetState):
         self.offset += len(value)
 
 
+# The code of the statements `locate` generated last, with their spans. An editor's document is
+# parsed again at each change, but the statements the change left alone keep their nodes (see
+# ddplint.syntax.reparse): a message about one of them finds its line without generating it again.
+GENERATED_KEPT = 32
+_generated: OrderedDict[tuple, tuple[str, dict]] = OrderedDict()
+
+
 def locate(
     module: cst.Module, text: str, node: cst.CSTNode
 ) -> tuple[int, dict[cst.CSTNode, tuple[int, int]]] | None:
@@ -96,15 +105,23 @@ def locate(
     indents = _indents_around(module, node)
     if indents is None:
         return None
-    state = _TextAndOffsetState(module)
-    state.indent_tokens = indents
-    run_with_large_stack(lambda: node._codegen(state))
-    # Without its last newline: the module's last line may have none.
-    code = "".join(state.tokens).rstrip("\r\n")
+    key = (node, tuple(indents), module.default_indent, module.default_newline)
+    generated = _generated.get(key)
+    if generated is None:
+        state = _TextAndOffsetState(module)
+        state.indent_tokens = indents
+        run_with_large_stack(lambda: node._codegen(state))
+        # Without its last newline: the module's last line may have none.
+        generated = _generated[key] = ("".join(state.tokens).rstrip("\r\n"), state.spans)
+        if len(_generated) > GENERATED_KEPT:
+            _generated.popitem(last=False)
+    else:
+        _generated.move_to_end(key)
+    code, spans = generated
     start = text.find(code)
     if start < 0 or text.find(code, start + 1) >= 0:
         return None
-    return start, state.spans
+    return start, spans
 
 
 # Nodes a statement can lie in, below the module: compound statements and their clauses.
