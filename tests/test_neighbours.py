@@ -40,6 +40,24 @@ def test_import_root_and_module_files(tmp_path: Path) -> None:
     assert list(module_files(root, "pkg.helpers.other")) == [root / "pkg/__init__.py"]
 
 
+def test_module_files_look_only_into_folders_that_exist(tmp_path: Path, monkeypatch) -> None:
+    root = copy_package(tmp_path)
+    (root / "torch.py").write_text("")  # a module named like a package the project lacks
+    looked: list[str] = []
+    for check in ("is_file", "is_dir"):
+        real = getattr(Path, check)
+        monkeypatch.setattr(Path, check, lambda self, real=real: looked.append(self.name) or real(self))
+    assert list(module_files(root, "torch.nn.functional.relu")) == [root / "torch.py"]
+    assert looked == ["torch", "torch.py"]  # no `torch/nn/...`: there is no `torch/` folder
+    looked.clear()
+    assert list(module_files(root, "pkg.helpers.start_epoch")) == [
+        root / "pkg/helpers.py",
+        root / "pkg/__init__.py",
+    ]
+    # `pkg/helpers` is a file: no `pkg/helpers/__init__.py`, no `pkg/helpers/start_epoch.py`.
+    assert looked == ["pkg", "helpers", "helpers.py", "__init__.py", "pkg.py"]
+
+
 def test_one_file_of_a_package_sees_its_helpers(tmp_path: Path) -> None:
     root = copy_package(tmp_path)
     target = str(root / "pkg" / "train.py")

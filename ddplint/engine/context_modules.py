@@ -45,15 +45,18 @@ def module_files(root: Path, qualname: str, known: dict | None = None) -> Iterat
     `known` keeps what the file system said about each prefix, for the next name."""
     known = {} if known is None else known
     parts = qualname.split(".")
+    # Files lie only in folders that exist: most names a module imports are of other projects
+    # (`torch.nn.functional` beside a project without a `torch/` folder), one look each.
+    folders = _folders_down(root, parts, known)
     found = False
-    for cut in range(len(parts), 0, -1):
+    for cut in range(min(len(parts), folders + 1), 0, -1):
         key = (root, *parts[:cut])
         files = known.get(key)
         if files is None:
             base = root.joinpath(*parts[:cut])
             package, module = base / "__init__.py", base.with_suffix(".py")
             files = known[key] = (
-                package if package.is_file() else None,
+                package if cut <= folders and package.is_file() else None,
                 module if module.is_file() else None,
             )
         package, module = files
@@ -63,6 +66,20 @@ def module_files(root: Path, qualname: str, known: dict | None = None) -> Iterat
         elif not found and module is not None:
             yield module
             found = True
+
+
+def _folders_down(root: Path, parts: list[str], known: dict) -> int:
+    """How many of `parts`, from the first, name folders below `root` (`a/b/` for `a.b.c`: 2)."""
+    depth = 0
+    while depth < len(parts):
+        key = ("folder", root, *parts[: depth + 1])
+        is_folder = known.get(key)
+        if is_folder is None:
+            is_folder = known[key] = root.joinpath(*parts[: depth + 1]).is_dir()
+        if not is_folder:
+            break
+        depth += 1
+    return depth
 
 
 def namespace_files(
