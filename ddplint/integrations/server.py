@@ -25,6 +25,7 @@ from ddplint.config import ConfigError, Settings, load_settings
 from ddplint.diagnostics import INTERNAL_ERROR, Applicability, Diagnostic, Location, input_error
 from ddplint.integrations.editing import client_units, disable_edit, line_span
 from ddplint.run.buffer import check_buffer
+from ddplint.run.carry import Carry
 from ddplint.run.group import collector_paused
 from ddplint.syntax.reparse import DocumentParser
 from ddplint.syntax.source import Source
@@ -48,6 +49,8 @@ class DdplintServer(LanguageServer):
         self.newest: dict[str, int | None] = {}
         # uri → the parses of its versions: an edit parses only the pieces it changed.
         self.parsers: dict[str, DocumentParser] = {}
+        # uri → what its last check settled that the next may take (see ddplint.run.carry).
+        self.carries: dict[str, Carry] = {}
         # One check at a time: the analysis and its caches are not shared between threads.
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ddplint-check")
         self.checks = 0  # published, for settle_heap
@@ -98,9 +101,10 @@ async def lint_document(server: DdplintServer, uri: str, *, superseded=None) -> 
     document = server.workspace.get_text_document(uri)
     version, text, filename = document.version, document.source, _filename(uri, document.path)
     parser = server.parsers.setdefault(uri, DocumentParser())
+    carry = server.carries.setdefault(uri, Carry())
 
     def check() -> tuple[list[Diagnostic], str | None] | None:
-        return None if superseded and superseded() else _lint_text(filename, text, parser)
+        return None if superseded and superseded() else _lint_text(filename, text, parser, carry)
 
     checked = await asyncio.get_running_loop().run_in_executor(server.checker, check)
     if checked is None or (superseded and superseded()):
@@ -113,13 +117,13 @@ async def lint_document(server: DdplintServer, uri: str, *, superseded=None) -> 
 
 
 def _lint_text(
-    filename: str, text: str, parser: DocumentParser | None = None
+    filename: str, text: str, parser: DocumentParser | None = None, carry: Carry | None = None
 ) -> tuple[list[Diagnostic], str | None]:
     """The findings of `text` as `filename`, and a problem with the settings to show, if any."""
     settings, problem = _settings_for(str(Path(filename).resolve().parent))
     try:
         with collector_paused():  # its collections come after, off the path to the diagnostics
-            found = check_buffer(filename, text, settings, budget=CONTEXT_BUDGET, parser=parser)
+            found = check_buffer(filename, text, settings, budget=CONTEXT_BUDGET, parser=parser, carry=carry)
         diagnostics = found.diagnostics
     except Exception as exc:  # a bug of ours must not take the editor's server down
         message = f"internal error in ddplint ({type(exc).__name__}: {exc}) — please report"
@@ -235,6 +239,7 @@ def create_server() -> DdplintServer:
         ls.results.pop(uri, None)
         ls.newest.pop(uri, None)  # a check still running publishes nothing
         ls.parsers.pop(uri, None)
+        ls.carries.pop(uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(

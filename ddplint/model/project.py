@@ -309,6 +309,25 @@ class Project:
                 yield call, target[0], target[1]
 
 
+def interface(facts: ModuleFacts) -> tuple:
+    """What resolving a call in another module can read of this one: its names, the functions
+    and classes it defines, each class's bases, and what its imports bind (`lookup`, `method`,
+    the programs of `guess_method`). Two versions of a module with the same interface resolve
+    every call of the other modules alike, but to their own scopes."""
+    imports = facts.imports
+    return (
+        facts.filename,
+        facts.module_name,
+        tuple(facts.functions),
+        tuple(
+            (name, tuple(facts.qualname(base.value) for base in node.bases))
+            for name, node in facts.classes.items()
+        ),
+        tuple(imports.aliases.items()),
+        tuple((name, tuple(sorted(targets))) for name, targets in imports.bindings.items()),
+    )
+
+
 def index_calls(
     project: Project, modules: Iterable[ModuleFacts], skip: Callable[[CallSite], bool] = lambda call: False
 ) -> dict[int, list[tuple[ModuleFacts, CallSite]]]:

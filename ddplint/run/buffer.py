@@ -11,6 +11,7 @@ from ddplint.engine.context_modules import DEFAULT_BUDGET, load_neighbours
 from ddplint.engine.fix import fix_module
 from ddplint.model.facts import ModuleFacts
 from ddplint.run.cache.trees import kept_trees
+from ddplint.run.carry import Carry
 from ddplint.settings import Settings
 from ddplint.syntax.reading import NOTEBOOK_SUFFIX, LoadError, read_source
 from ddplint.syntax.reparse import DocumentParser
@@ -46,12 +47,15 @@ def check_buffer(
     unsafe_fixes: bool = False,
     noqa: bool = True,
     parser: DocumentParser | None = None,
+    carry: Carry | None = None,
 ) -> BufferResult:
     """Check `data` as the content of `filename`, with the modules it imports read from disk.
 
     `budget` bounds the seconds spent loading those modules (0: the buffer alone). `noqa` off
     ignores suppression comments (flake8's `--disable-noqa`). `parser`: the parses of the
     document's earlier versions (an editor's), whose unchanged pieces are not parsed again.
+    `carry`: what the document's last check settled, taken where it still holds, then replaced
+    by what this check settles (see ddplint.run.carry).
     """
     linter = Linter(settings, noqa=noqa)
     if budget > 0:
@@ -71,7 +75,12 @@ def check_buffer(
     if budget > 0:
         load_neighbours(linter, [facts], budget)
     if not fix:
-        return BufferResult(facts, linter.check(facts))
+        if carry is not None:
+            carry.bring(linter.project, linter.settings)
+        diagnostics = linter.check(facts)
+        if carry is not None:
+            carry.keep(linter.project, linter.settings)
+        return BufferResult(facts, diagnostics)
     outcome = fix_module(linter, facts, unsafe=unsafe_fixes)
     return BufferResult(
         facts, outcome.remaining, outcome.text, outcome.fixed_codes, outcome.error, outcome.source

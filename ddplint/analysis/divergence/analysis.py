@@ -48,6 +48,7 @@ class _Flagged:
     scope: Scope
     flags: list[bool]  # reach, special, calls a parameter: grown to the fixpoint
     calls: list[tuple[ModuleFacts, Scope, bool]]  # project functions called, passing a parameter?
+    modules: int  # the modules whose functions it reaches (itself included), as bits (see `_bit`)
     direct_checked: bool = False
 
 
@@ -62,6 +63,10 @@ class Analysis:
         self._globals: dict[tuple, Val | None] = {}
         self._findings: dict[str, list[Finding]] | None = None
         self._flags: dict[int, tuple[bool, bool, bool]] = {}
+        # What each function's flags were read from: the modules it reaches, as bits of `_bits`.
+        self._flag_modules: dict[int, int] = {}
+        self._bits: dict[int, int] = {}  # id of a module → its bit
+        self._bit_modules: list[ModuleFacts] = []
         self._unwraps: dict[int, bool] = {}
         self._protocols: dict[tuple[int, str], bool] = {}
         self._updates: dict[str, list[Update]] | None = None
@@ -154,9 +159,12 @@ class Analysis:
             todo.append((module, function, True))
             todo.extend((callee_facts, callee, False) for callee_facts, callee, _ in reversed(flagged.calls))
 
-        def of(callee: Scope) -> list[bool]:
+        def of(callee: Scope) -> tuple[list[bool], int]:
             known = self._flags.get(id(callee))
-            return list(known) if known is not None else graph[id(callee)].flags
+            if known is not None:
+                return list(known), self._flag_modules[id(callee)]
+            flagged = graph[id(callee)]
+            return flagged.flags, flagged.modules
 
         changed = True
         while changed:
@@ -164,9 +172,11 @@ class Analysis:
             for flagged in graph.values():
                 own = flagged.flags
                 grown = own[:]
+                modules = flagged.modules
                 for _, callee, passes in flagged.calls:
-                    reach, special, calls_param = of(callee)
+                    (reach, special, calls_param), reached = of(callee)
                     grown = [grown[0] or reach, grown[1] or special, grown[2] or (calls_param and passes)]
+                    modules |= reached
                 if not grown[0] and not flagged.direct_checked:
                     # Its own calls are looked at only when none it calls reaches one: the check
                     # costs more than the rest of the flags together.
@@ -175,12 +185,48 @@ class Analysis:
                         self._direct_collective(flagged.facts, flagged.scope, call)
                         for call in flagged.scope.calls
                     )
-                if grown != own:
-                    flagged.flags = grown
+                if grown != own or modules != flagged.modules:
+                    flagged.flags, flagged.modules = grown, modules
                     changed = True
         for key, flagged in graph.items():
             self._flags[key] = (flagged.flags[0], flagged.flags[1], flagged.flags[2])
+            self._flag_modules[key] = flagged.modules
         return self._flags[id(scope)]
+
+    def _bit(self, facts: ModuleFacts) -> int:
+        bit = self._bits.get(id(facts))
+        if bit is None:
+            bit = self._bits[id(facts)] = 1 << len(self._bit_modules)
+            self._bit_modules.append(facts)
+        return bit
+
+    def settled_flags(self) -> dict[int, tuple[tuple[bool, bool, bool], tuple[ModuleFacts, ...]]]:
+        """Every function's flags computed so far, by the id of its scope, with the modules
+        they were read from: the function's and those of every function it reaches."""
+        spelled: dict[int, tuple[ModuleFacts, ...]] = {}  # few distinct sets: each spelled once
+        out = {}
+        for key, flags in self._flags.items():
+            mask = self._flag_modules[key]
+            modules = spelled.get(mask)
+            if modules is None:
+                modules = spelled[mask] = tuple(m for i, m in enumerate(self._bit_modules) if mask >> i & 1)
+            out[key] = (flags, modules)
+        return out
+
+    def adopt_flags(
+        self, settled: dict[int, tuple[tuple[bool, bool, bool], tuple[ModuleFacts, ...]]]
+    ) -> None:
+        """Take flags an earlier analysis settled (see `settled_flags`) for functions whose
+        modules, and every module they were read from, this project holds unchanged, its other
+        modules showing the rest of the project what they showed then (see
+        ddplint.model.project.interface): a call resolves as it did, so the flags are the same."""
+        masks: dict[tuple[ModuleFacts, ...], int] = {}
+        for key, (flags, modules) in settled.items():
+            mask = masks.get(modules)
+            if mask is None:
+                mask = masks[modules] = sum(self._bit(m) for m in modules)
+            self._flags[key] = flags
+            self._flag_modules[key] = mask
 
     def _own_flags(self, facts: ModuleFacts, scope: Scope) -> _Flagged:
         """A function's own flags but the collectives it calls (see `flags`), and the project
@@ -210,7 +256,7 @@ class Analysis:
                 special = True  # `self.counter.update(loss)`: what it leaves in the object matters
             passes = any(dotted_name(arg.value) in params for arg in call.node.args)
             calls.append((target[0], target[1], passes))
-        return _Flagged(facts, scope, [False, special, calls_param], calls)
+        return _Flagged(facts, scope, [False, special, calls_param], calls, self._bit(facts))
 
     def _in_protocol(self, facts: ModuleFacts, name: str) -> bool:
         """Whether the function `name` of `facts` (or one it is nested in) hosts a leader/follower

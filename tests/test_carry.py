@@ -1,0 +1,119 @@
+"""An editor's checks of one document take the flags of the check before where they still hold,
+and find what a fresh check finds (see ddplint.run.carry)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ddplint.run.buffer import check_buffer
+from ddplint.run.carry import Carry
+from ddplint.settings import Settings
+
+HELPERS = """\
+import torch.distributed as dist
+
+
+def sync(x):
+    dist.all_reduce(x)
+
+
+def log(x):
+    print(x)
+
+
+def save(checkpointer, x):
+    checkpointer.save_state(x)
+"""
+
+TRAIN = """\
+import torch.distributed as dist
+
+from helpers import log, save, sync
+
+
+def step(x, rank, ckpt):
+    if rank == 0:
+        sync(x)
+    if rank == 0:
+        log(x)
+    if rank == 0:
+        save(ckpt, x)
+"""
+
+# A class of the document named like `save`'s receiver: that call is now guessed to run its
+# method, which reaches a collective. Nothing in `helpers.py` changed.
+CHECKPOINTER = """
+
+class DistCheckpointer:
+    def save_state(self, x):
+        dist.barrier()
+"""
+
+
+def findings(path: Path, text: str, carry: Carry | None) -> list[tuple[str, int]]:
+    found = check_buffer(str(path), text, Settings(root=path.parent), carry=carry).diagnostics
+    return [(d.code, d.location.row) for d in found]
+
+
+def flags_by_name(carry: Carry) -> dict[tuple[str, str], tuple[bool, bool, bool]]:
+    names = {id(s): (Path(f.filename).name, s.name) for f in carry._modules.values() for s in f.scopes}
+    return {names[key]: flags for key, (flags, _) in carry._flags.items() if key in names}
+
+
+def test_flags_carried_between_checks_are_those_a_fresh_check_computes(tmp_path: Path) -> None:
+    helpers, train = tmp_path / "helpers.py", tmp_path / "train.py"
+    helpers.write_text(HELPERS)
+    train.write_text(TRAIN)
+    carry = Carry()
+
+    def same_as_fresh(text: str) -> list[tuple[str, int]]:
+        carried = findings(train, text, carry)
+        fresh_carry = Carry()
+        assert carried == findings(train, text, fresh_carry)
+        fresh = flags_by_name(fresh_carry)
+        assert fresh and {name: flags_by_name(carry)[name] for name in fresh} == fresh
+        return carried
+
+    assert same_as_fresh(TRAIN) == [("DDP005", 8)]
+    # A comment added: the helpers' flags are taken, the document's computed again.
+    brought = []
+    real_bring = Carry.bring
+    Carry.bring = lambda self, project, settings: brought.append(real_bring(self, project, settings))
+    try:
+        assert same_as_fresh(TRAIN + "# the end\n") == [("DDP005", 8)]
+        assert brought[0] == 4  # those of `helpers.py` (its module's code too): none reaches the document
+        brought.clear()
+        # `log` now reaches a collective: its module changed, its flags are computed again.
+        helpers.write_text(HELPERS.replace("    print(x)", "    dist.barrier()\n    print(x)"))
+        os.utime(helpers, ns=(1, 1))  # another time: read again, whatever the clock's resolution
+        assert same_as_fresh(TRAIN) == [("DDP005", 8), ("DDP005", 10)]
+        assert brought[0] == 0  # every flag was read from `helpers.py` or the document
+        brought.clear()
+        # The document shows the project a new class: the helpers' calls may resolve otherwise.
+        assert same_as_fresh(TRAIN + CHECKPOINTER) == [("DDP005", 8), ("DDP005", 10), ("DDP005", 12)]
+        assert brought[0] == 0
+    finally:
+        Carry.bring = real_bring
+
+
+def test_nothing_is_carried_under_other_settings_or_into_another_project(tmp_path: Path) -> None:
+    helpers, train = tmp_path / "helpers.py", tmp_path / "train.py"
+    helpers.write_text(
+        HELPERS.replace("    print(x)", "    work(x)").replace("\n\n\n", "\nfrom extra import work\n\n\n", 1)
+    )
+    carry = Carry()
+    assert findings(train, TRAIN, carry) == [("DDP005", 8)]
+    # The same modules, under settings that name what `log` calls a collective.
+    settings = Settings(root=tmp_path, collectives=["extra.work"])
+    found = check_buffer(str(train), TRAIN, settings, carry=carry).diagnostics
+    assert [(d.code, d.location.row) for d in found] == [("DDP005", 8), ("DDP005", 10)]
+    assert findings(train, TRAIN, carry) == [("DDP005", 8)]
+    # The module `log` calls into appears.
+    (tmp_path / "extra.py").write_text(
+        "import torch.distributed as dist\n\n\ndef work(x):\n    dist.barrier()\n"
+    )
+    assert findings(train, TRAIN, carry) == findings(train, TRAIN, None) == [("DDP005", 8), ("DDP005", 10)]
+    # And goes again.
+    (tmp_path / "extra.py").unlink()
+    assert findings(train, TRAIN, carry) == findings(train, TRAIN, None) == [("DDP005", 8)]
