@@ -117,3 +117,19 @@ def test_nothing_is_carried_under_other_settings_or_into_another_project(tmp_pat
     # And goes again.
     (tmp_path / "extra.py").unlink()
     assert findings(train, TRAIN, carry) == findings(train, TRAIN, None) == [("DDP005", 8)]
+
+
+def test_calls_into_the_document_resolve_to_its_new_version(tmp_path: Path) -> None:
+    """`helpers.py` calls back into the document: its flags and that call are worked out again."""
+    helpers, train = tmp_path / "helpers.py", tmp_path / "train.py"
+    helpers.write_text("from train import hook\n\n\ndef log(x):\n    hook(x)\n")
+    quiet = (
+        "import torch.distributed as dist\n\nfrom helpers import log\n\n\n"
+        "def step(x, rank):\n    if rank == 0:\n        log(x)\n\n\n"
+        "def hook(x):\n    print(x)\n"
+    )
+    carry = Carry()
+    assert findings(train, quiet, carry) == []
+    loud = quiet.replace("    print(x)\n", "    dist.barrier()\n")
+    assert findings(train, loud, carry) == findings(train, loud, None) == [("DDP005", 8)]
+    assert findings(train, quiet + "\n", carry) == []

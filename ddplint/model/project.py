@@ -53,6 +53,17 @@ class Project:
             memo[key] = build()
         return memo[key]
 
+    def resolutions(self) -> dict[str, dict[tuple, tuple[ModuleFacts, Scope] | None]]:
+        """The calls resolved so far, and guessed, by table: (module, scope, name) → what runs."""
+        return {table: dict(self._derived.get(table, {})) for table in _RESOLUTIONS}
+
+    def adopt_resolutions(self, tables: dict[str, dict[tuple, tuple[ModuleFacts, Scope] | None]]) -> None:
+        """Take calls resolved in an earlier state of the project, for calls made and functions
+        run in modules it holds unchanged, its other modules showing the same interface (see
+        `interface`): resolution reads nothing else of them, so it would find the same."""
+        for table, entries in tables.items():
+            self.derived(table, dict).update(entries)
+
     def calls_to(self, scope: Scope) -> list[tuple[ModuleFacts, CallSite]]:
         """Every call that runs `scope`, with its module, in the order of `modules` and of each
         module's calls; all calls are resolved once, the first time any function is asked for."""
@@ -342,6 +353,10 @@ def index_calls(
             if target is not None:
                 found.setdefault(id(target[1]), []).append((facts, call))
     return found
+
+
+# The tables of `_remembered` whose entries are calls resolved: (module, scope, name) → what runs.
+_RESOLUTIONS = ("resolved names", "guessed methods")
 
 
 def _squashed(name: str) -> str:

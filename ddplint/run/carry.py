@@ -4,8 +4,9 @@ The language server checks a document again at every change, with the modules ar
 from memory: the same objects each time, unless their files changed (see
 ddplint.engine.context_modules). Each check analyses afresh, but the flags of the functions the
 document reaches (whether each may reach a collective, see `Analysis.flags`), a tenth of a
-check of timm's `train.py`, are read from the check before wherever nothing they depend on
-changed: no module they were read from, and nothing the changed modules show the others.
+check of timm's `train.py`, and the functions their calls run, are read from the check before
+wherever nothing they depend on changed: no module they were read from, and nothing the changed
+modules show the others.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Carry:
         self._unloaded: dict[str, tuple[str, ...]] = {}
         self._settings: tuple | None = None
         self._flags: dict = {}
+        self._resolutions: dict[str, dict] = {}
 
     def bring(self, project: Project, settings: Settings) -> int:
         """Give `project`'s analysis the flags of the last check that still hold; how many."""
@@ -39,6 +41,16 @@ class Carry:
         if any(interface(project.files[name]) != self._interfaces[name] for name in changed):
             return 0  # a call elsewhere may resolve otherwise now
         stale = {id(self._modules[name]) for name in changed}
+        project.adopt_resolutions(
+            {
+                table: {
+                    key: target
+                    for key, target in entries.items()
+                    if id(key[0]) not in stale and (target is None or id(target[0]) not in stale)
+                }
+                for table, entries in self._resolutions.items()
+            }
+        )
         fresh: dict[tuple, bool] = {}  # by the modules read from: few distinct ones
         held = {}
         for key, (flags, modules) in self._flags.items():
@@ -62,6 +74,7 @@ class Carry:
         self._unloaded = dict(project.unloaded)
         self._settings = _settings_key(settings)
         self._flags = analysis.divergence(project, settings).settled_flags()
+        self._resolutions = project.resolutions()
 
 
 def _settings_key(settings: Settings) -> tuple:
