@@ -184,7 +184,10 @@ def test_a_run_that_found_no_cache_keeps_no_trees(tmp_path: Path) -> None:
     assert not list((tmp_path / CACHE_DIR).glob("trees-*"))
     _write(tmp_path, {"pkg/metrics.py": HELPER_SILENT})
     run([str(tmp_path)], settings, RunOptions(cache=True, context_budget=0))
-    assert len(list((tmp_path / CACHE_DIR).glob("trees-*/*"))) == 4  # the group of pkg/metrics.py
+    assert len(list((tmp_path / CACHE_DIR).glob("trees-*/*.pickle.z"))) == 4  # the group of pkg/metrics.py
+    assert (
+        len(list((tmp_path / CACHE_DIR).glob("trees-*/flags-*.pickle"))) == 1
+    )  # and its flags (see run.carry)
 
 
 def test_a_cache_folder_that_cannot_be_looked_into_is_run_without(
@@ -320,8 +323,9 @@ def test_the_cache_folder_is_tagged_ignored_and_holds_whole_entries(tmp_path: Pa
         json.loads(entry.read_text(encoding="utf-8"))
     # The second run kept the modules it parsed: the group of pkg/metrics.py.
     (trees,) = root.glob("trees-*")
-    assert len(list(trees.iterdir())) == 4
-    assert all(p.name.endswith(".pickle.z") for p in trees.iterdir())
+    assert len(list(trees.glob("*.pickle.z"))) == 4
+    # Beside them, the flags its analysis settled (see ddplint.run.carry), and nothing half-written.
+    assert sorted(p.suffix for p in trees.iterdir()) == [".pickle", ".z", ".z", ".z", ".z"]
 
 
 def test_a_damaged_entry_is_computed_again(tmp_path: Path) -> None:
@@ -360,7 +364,7 @@ def test_other_ddplint_code_does_not_share_entries(tmp_path: Path, monkeypatch: 
     _findings(tmp_path, cache=True)
     (trees,) = (tmp_path / CACHE_DIR).glob("trees-*")
     assert not trees.name.startswith("trees-0.1.0-other code")
-    assert len(list(trees.iterdir())) == 4
+    assert len(list(trees.glob("*.pickle.z"))) == 4
 
 
 def test_fixtures_give_the_same_findings_cold_and_warm(tmp_path: Path) -> None:

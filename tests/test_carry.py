@@ -4,6 +4,7 @@ and find what a fresh check finds (see ddplint.run.carry)."""
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 
 from ddplint.run.buffer import check_buffer
@@ -133,3 +134,62 @@ def test_calls_into_the_document_resolve_to_its_new_version(tmp_path: Path) -> N
     loud = quiet.replace("    print(x)\n", "    dist.barrier()\n")
     assert findings(train, loud, carry) == findings(train, loud, None) == [("DDP005", 8)]
     assert findings(train, quiet + "\n", carry) == []
+
+
+def run_check(path: Path, brought: list[int] | None = None) -> list[tuple[str, int]]:
+    """`ddplint check FILE` as a new process runs it (no module kept in memory from before)."""
+    import ddplint.engine.context_modules as context_modules
+    import ddplint.run.runner as runner
+
+    context_modules._cache.clear()
+    real = runner.bring_kept
+    if brought is not None:
+        runner.bring_kept = lambda *args: brought.append(real(*args)) or brought[-1]
+    try:
+        result = runner.run([str(path)], Settings(root=path.parent), runner.RunOptions(cache=True))
+    finally:
+        runner.bring_kept = real
+    return [(d.code, d.location.row) for f in result.files for d in f.diagnostics]
+
+
+def test_a_run_over_the_same_file_takes_the_flags_the_last_one_kept(tmp_path: Path, monkeypatch) -> None:
+    """pre-commit's and flake8's case: each run a new process, the modules around the file read
+    back from the cache, the flags of their functions read back too where they still hold."""
+    monkeypatch.chdir(tmp_path)
+    helpers, train = tmp_path / "helpers.py", tmp_path / "train.py"
+    helpers.write_text(HELPERS)
+    train.write_text(TRAIN)
+    assert run_check(train) == [("DDP005", 8)]  # makes the cache: keeps nothing yet
+    assert run_check(train) == [("DDP005", 8)]  # unchanged: its findings from the cache
+    train.write_text(TRAIN + "# an edit\n")
+    assert run_check(train) == [("DDP005", 8)]  # keeps the trees, and the flags beside them
+    kept = list((tmp_path / ".ddplint_cache").glob("trees-*/flags-*.pickle"))
+    assert len(kept) == 1
+    brought: list[int] = []
+    train.write_text(TRAIN + "# another\n")
+    assert run_check(train, brought) == [("DDP005", 8)]
+    assert brought == [4]  # those of `helpers.py`
+    # `log` reaches a collective now: nothing read from `helpers.py` is taken, only the flags of
+    # the unchanged `train.py`'s own module code.
+    helpers.write_text(HELPERS.replace("    print(x)", "    dist.barrier()\n    print(x)"))
+    brought.clear()
+    assert run_check(train, brought) == [("DDP005", 8), ("DDP005", 10)]
+    assert brought == [1]
+    # The document shows the project a class `save`'s receiver is guessed to be.
+    train.write_text(TRAIN + CHECKPOINTER)
+    brought.clear()
+    assert run_check(train, brought) == [("DDP005", 8), ("DDP005", 10), ("DDP005", 12)]
+    assert brought == [0]
+    # A damaged file, or one that would run code, is worked out again, and runs nothing.
+    marker = tmp_path / "ran"
+
+    class Hostile:
+        def __reduce__(self):
+            return (os.makedirs, (str(marker),))
+
+    for damaged in (b"not a pickle", pickle.dumps(Settings()), pickle.dumps(Hostile())):
+        kept[0].write_bytes(damaged)
+        train.write_text(train.read_text() + "# more\n")
+        brought.clear()
+        assert run_check(train, brought) == [("DDP005", 8), ("DDP005", 10), ("DDP005", 12)]
+        assert brought == [0] and not marker.exists()

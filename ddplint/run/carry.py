@@ -1,19 +1,27 @@
-"""What the checks of one document in an editor carry from one to the next.
+"""What one check of a file carries to the next check of the same file.
 
-The language server checks a document again at every change, with the modules around it taken
-from memory: the same objects each time, unless their files changed (see
-ddplint.engine.context_modules). Each check analyses afresh, but the flags of the functions the
-document reaches (whether each may reach a collective, see `Analysis.flags`), a tenth of a
-check of timm's `train.py`, and the functions their calls run, are read from the check before
+A file being edited is checked again and again: by the language server at every change, with
+the modules around it taken from memory (the same objects each time, unless their files
+changed; see ddplint.engine.context_modules), and by pre-commit, flake8 or `ddplint check FILE`
+in a new process each time, with those modules read back from the cache. Each check analyses
+afresh, but the flags of the functions the file reaches (whether each may reach a collective,
+see `Analysis.flags`: a tenth of a check of timm's `train.py`) are taken from the check before
 wherever nothing they depend on changed: no module they were read from, and nothing the changed
-modules show the others.
+modules show the others (see ddplint.model.project.interface). The server also carries the
+functions the calls of unchanged modules run.
 """
 
 from __future__ import annotations
 
+import io
+import os
+import pickle
+
 from ddplint import analysis
 from ddplint.model.facts import ModuleFacts
 from ddplint.model.project import Project, interface
+from ddplint.run.cache.findings import digest
+from ddplint.run.cache.trees import TreeCache
 from ddplint.settings import Settings
 
 
@@ -84,3 +92,84 @@ def _settings_key(settings: Settings) -> tuple:
         frozenset(settings.rank_predicates or ()),
         frozenset(getattr(settings, "distributed_types", None) or ()),
     )
+
+
+# Kept between runs --------------------------------------------------------------------------
+#
+# pre-commit, flake8 and `ddplint check FILE` check one file again after each edit, in a new
+# process, with the modules around it read back from the cache: the same texts, but other
+# objects. The flags the last run over the same files settled are kept beside the trees, by
+# file name and position of the function among its module's scopes (the same for the same text),
+# with the key of each module's text, and taken where the run before would have taken them.
+
+_FLAGS_FORMAT = "ddplint-flags-1"
+
+
+def bring_kept(project: Project, settings: Settings, trees: TreeCache, checked: list[ModuleFacts]) -> int:
+    """Give `project`'s analysis the flags kept by the last run over the files `checked` that
+    still hold; how many."""
+    data = trees.read_beside(_flags_file(checked))
+    if data is None:
+        return 0
+    try:
+        kept = _Plain(io.BytesIO(data)).load()
+        form, files, unloaded, settings_key, modules, flags = kept
+    except Exception:  # damaged or foreign: worked out again
+        return 0
+    if form != _FLAGS_FORMAT or settings_key != _settings_key(settings):
+        return 0
+    if list(project.files) != files or project.unloaded != unloaded:
+        return 0
+    keys = [trees.keys.get(name) for name in files]
+    if None in keys:
+        return 0  # a module not read through the cache: its text unknown
+    changed = {name for name, key in zip(files, keys) if key != modules[name][0]}
+    if any(interface(project.files[name]) != modules[name][1] for name in changed):
+        return 0
+    held = {}
+    for (name, index), (value, read_from) in flags.items():
+        if changed.intersection(read_from):
+            continue
+        scopes = project.files[name].scopes
+        if index < len(scopes):
+            held[id(scopes[index])] = (value, tuple(project.files[other] for other in read_from))
+    analysis.divergence(project, settings).adopt_flags(held)
+    return len(held)
+
+
+def keep_flags(project: Project, settings: Settings, trees: TreeCache, checked: list[ModuleFacts]) -> None:
+    """Keep what the run just done on `project` settled, for the next run over `checked`."""
+    if not trees.keep or any(name not in trees.keys for name in project.files):
+        return
+    where = {
+        id(scope): (facts.filename, index)
+        for facts in project.files.values()
+        for index, scope in enumerate(facts.scopes)
+    }
+    flags = {
+        where[key]: (value, tuple(module.filename for module in read_from))
+        for key, (value, read_from) in analysis.divergence(project, settings).settled_flags().items()
+        if key in where
+    }
+    modules = {name: (trees.keys[name], interface(facts)) for name, facts in project.files.items()}
+    kept = (
+        _FLAGS_FORMAT,
+        list(project.files),
+        dict(project.unloaded),
+        _settings_key(settings),
+        modules,
+        flags,
+    )
+    trees.keep_beside(_flags_file(checked), pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _flags_file(checked: list[ModuleFacts]) -> str:
+    """One file per first checked module: as many as the trees at most."""
+    return f"flags-{digest(os.path.abspath(checked[0].filename))}.pickle"
+
+
+class _Plain(pickle.Unpickler):
+    """Plain data only: tuples, lists, dicts, sets, strings, numbers."""
+
+    def find_class(self, module: str, name: str):
+        raise pickle.UnpicklingError(f"{module}.{name} is not plain data")

@@ -12,6 +12,7 @@ from ddplint.engine.checker import FileResult, Linter
 from ddplint.engine.context_modules import load_neighbours
 from ddplint.run import prefilter, shared_load, workers
 from ddplint.run.cache import plan
+from ddplint.run.carry import bring_kept, keep_flags
 from ddplint.run.discovery import discover
 from ddplint.run.group import RunOptions, check_guarded, collector_paused, use_cache
 from ddplint.settings import Settings
@@ -133,6 +134,9 @@ def _check_in_process(
                 plan.record(cache, planned, path, [diagnostic], [])
         if options.context_budget > 0:
             load_neighbours(linter, loaded, options.context_budget, skip=outside)
+        checked_here = [f for f in loaded if check is None or by_name[f.filename] in check]
+        if linter.trees is not None and checked_here:
+            bring_kept(linter.project, linter.settings, linter.trees, checked_here)
         context = None
         for facts in loaded:
             path = by_name[facts.filename]
@@ -144,6 +148,8 @@ def _check_in_process(
                 if context is None:
                     context = plan.context_of([n for n in linter.project.files if n not in by_name])
                 plan.record(cache, planned, path, checked.diagnostics, context)
+        if linter.trees is not None and checked_here:
+            keep_flags(linter.project, linter.settings, linter.trees, checked_here)
 
 
 def _revived(path: Path, diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -45,6 +45,9 @@ class TreeCache:
         self.keep = keep  # False: read what is kept, keep nothing new
         self._ready = False
         self._fresh_parsers = 0  # edited modules kept whole, given a parser to start pieces
+        # File name → the key of the text this run loaded it with (see `_key`): what the
+        # analyses kept beside the trees compare (see ddplint.run.carry).
+        self.keys: dict[str, str] = {}
 
     @classmethod
     def under(cls, cache_root: Path, *, keep: bool = True) -> TreeCache:
@@ -59,6 +62,22 @@ class TreeCache:
         """One file per module: a changed module replaces its old tree."""
         return self.folder / f"{digest(os.path.abspath(filename))}.pickle.z"
 
+    def read_beside(self, name: str) -> bytes | None:
+        """A file kept beside the trees, by its name (see ddplint.run.carry)."""
+        try:
+            return (self.folder / name).read_bytes()
+        except OSError:
+            return None
+
+    def keep_beside(self, name: str, data: bytes) -> None:
+        if not self.keep:
+            return
+        try:
+            self._prepare()
+            replace_whole(self.folder / name, data)
+        except OSError:
+            pass  # a read-only or full disk: worked out again next time
+
     def has(self, filename: str) -> bool:
         """Whether a tree is kept for this file, kept since it last changed (a guess from the
         times: `load` checks the text)."""
@@ -70,7 +89,8 @@ class TreeCache:
     def load(self, source: Source, module_name: str) -> ModuleFacts | None:
         """The facts kept for this text of the module, named as this run names the file."""
         data = self._read(source.filename)
-        key = _key(source, module_name).encode()
+        text_key = self.keys[source.filename] = _key(source, module_name)
+        key = text_key.encode()
         if data is None or data[len(_MAGIC) : _HEAD] != key:
             return None  # none, another text, or another format
         try:
