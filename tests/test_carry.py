@@ -193,3 +193,12 @@ def test_a_run_over_the_same_file_takes_the_flags_the_last_one_kept(tmp_path: Pa
         brought.clear()
         assert run_check(train, brought) == [("DDP005", 8), ("DDP005", 10), ("DDP005", 12)]
         assert brought == [0] and not marker.exists()
+    # Plain data of the right shape naming a function by a place no run writes.
+    form, files, unloaded, settings_key, modules, flags = pickle.loads(kept[0].read_bytes())
+    (name, _), value = next((key, value) for key, value in flags.items() if key[0].endswith("helpers.py"))
+    flags[(name, -1)] = value
+    kept[0].write_bytes(pickle.dumps((form, files, unloaded, settings_key, modules, flags)))
+    train.write_text(train.read_text() + "# more\n")
+    brought.clear()
+    assert run_check(train, brought) == [("DDP005", 8), ("DDP005", 10), ("DDP005", 12)]
+    assert brought == [0]

@@ -112,29 +112,38 @@ def bring_kept(project: Project, settings: Settings, trees: TreeCache, checked: 
     if data is None:
         return 0
     try:
-        kept = _Plain(io.BytesIO(data)).load()
-        form, files, unloaded, settings_key, modules, flags = kept
+        held = _held(project, settings, trees, _Plain(io.BytesIO(data)).load())
     except Exception:  # damaged or foreign: worked out again
         return 0
+    analysis.divergence(project, settings).adopt_flags(held)
+    return len(held)
+
+
+def _held(project: Project, settings: Settings, trees: TreeCache, kept) -> dict:
+    """The kept flags that hold, by the id of their function's scope in `project`."""
+    form, files, unloaded, settings_key, modules, flags = kept
     if form != _FLAGS_FORMAT or settings_key != _settings_key(settings):
-        return 0
-    if list(project.files) != files or project.unloaded != unloaded:
-        return 0
+        return {}
+    if list(project.files) != files or project.unloaded != unloaded or set(modules) != set(files):
+        return {}
     keys = [trees.keys.get(name) for name in files]
     if None in keys:
-        return 0  # a module not read through the cache: its text unknown
+        return {}  # a module not read through the cache: its text unknown
     changed = {name for name, key in zip(files, keys) if key != modules[name][0]}
     if any(interface(project.files[name]) != modules[name][1] for name in changed):
-        return 0
+        return {}
     held = {}
     for (name, index), (value, read_from) in flags.items():
         if changed.intersection(read_from):
-            continue
+            continue  # a changed module's own functions among them: another place, maybe
         scopes = project.files[name].scopes
-        if index < len(scopes):
-            held[id(scopes[index])] = (value, tuple(project.files[other] for other in read_from))
-    analysis.divergence(project, settings).adopt_flags(held)
-    return len(held)
+        if not (type(index) is int and 0 <= index < len(scopes)) or len(value) != 3:
+            return {}  # not what a run writes
+        held[id(scopes[index])] = (
+            tuple(map(bool, value)),
+            tuple(project.files[other] for other in read_from),
+        )
+    return held
 
 
 def keep_flags(project: Project, settings: Settings, trees: TreeCache, checked: list[ModuleFacts]) -> None:
