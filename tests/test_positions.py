@@ -95,20 +95,29 @@ def test_a_statement_an_edit_left_alone_is_placed_without_generating_it_again(mo
     parser = DocumentParser()
     before = parser.parse(text)
     step = next(n for n in nodes_of(before) if isinstance(n, cst.FunctionDef) and n.name.value == "step")
-    start, spans = locate(before, text, step)
-    assert Source("m.py", text).location(start)[0] == 4
+    locate(before, text, step)
+    assert not positions._generated  # a run over a project keeps nothing: it locates each once
+    positions.keep_generated(32)  # as the language server does
+    try:
+        start, spans = locate(before, text, step)
+        assert Source("m.py", text).location(start)[0] == 4
 
-    edited = "import os\n\n\n" + text.replace("pass", "raise")
-    after = parser.parse(edited)
-    assert any(n is step for n in nodes_of(after))  # the class statement was left alone
-    generated = []
-    monkeypatch.setattr(
-        positions._TextAndOffsetState, "add_token", lambda self, value: generated.append(value)
-    )
-    moved, same = locate(after, edited, step)
-    assert generated == [] and same is spans
-    assert Source("m.py", edited).location(moved)[0] == 7
-    facts = ModuleFacts(Source("m.py", edited), after, "m")
-    barrier = next(n for n in nodes_of(step) if isinstance(n, cst.Call))
-    scope = next(s for s in facts.scopes if s.node is step)
-    assert facts.line_in(barrier, scope) == 10 == facts.source.location(compute_spans(after)[barrier][0])[0]
+        edited = "import os\n\n\n" + text.replace("pass", "raise")
+        after = parser.parse(edited)
+        assert any(n is step for n in nodes_of(after))  # the class statement was left alone
+        generated = []
+        monkeypatch.setattr(
+            positions._TextAndOffsetState, "add_token", lambda self, value: generated.append(value)
+        )
+        moved, same = locate(after, edited, step)
+        assert generated == [] and same is spans
+        assert Source("m.py", edited).location(moved)[0] == 7
+        facts = ModuleFacts(Source("m.py", edited), after, "m")
+        barrier = next(n for n in nodes_of(step) if isinstance(n, cst.Call))
+        scope = next(s for s in facts.scopes if s.node is step)
+        assert (
+            facts.line_in(barrier, scope) == 10 == facts.source.location(compute_spans(after)[barrier][0])[0]
+        )
+    finally:
+        positions.keep_generated(0)
+    assert not positions._generated

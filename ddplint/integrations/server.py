@@ -27,6 +27,7 @@ from ddplint.integrations.editing import client_units, disable_edit, line_span
 from ddplint.run.buffer import check_buffer
 from ddplint.run.carry import Carry
 from ddplint.run.group import collector_paused
+from ddplint.syntax.positions import keep_generated
 from ddplint.syntax.reparse import DocumentParser
 from ddplint.syntax.source import Source
 
@@ -220,6 +221,7 @@ async def code_actions(server: DdplintServer, uri: str, wanted: types.Range) -> 
 
 def create_server() -> DdplintServer:
     server = DdplintServer()
+    keep_generated(32)  # the functions its messages name, from one change to the next
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: DdplintServer, params: types.DidOpenTextDocumentParams) -> None:

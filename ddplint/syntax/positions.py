@@ -86,11 +86,21 @@ class _TextAndOffsetState(_OffsetState):
         self.offset += len(value)
 
 
-# The code of the statements `locate` generated last, with their spans. An editor's document is
-# parsed again at each change, but the statements the change left alone keep their nodes (see
+# The code of the statements `locate` generated last, with their spans, for a process that
+# checks one document again and again (see `keep_generated`). An editor's document is parsed
+# again at each change, but the statements the change left alone keep their nodes (see
 # ddplint.syntax.reparse): a message about one of them finds its line without generating it again.
-GENERATED_KEPT = 32
+_kept_count = 0
 _generated: OrderedDict[tuple, tuple[str, dict]] = OrderedDict()
+
+
+def keep_generated(count: int) -> None:
+    """Keep the code of the last `count` statements `locate` generated (none by default: a run
+    over a project locates each function once, and a big function's spans take a megabyte)."""
+    global _kept_count
+    _kept_count = count
+    while len(_generated) > count:
+        _generated.popitem(last=False)
 
 
 def locate(
@@ -112,9 +122,11 @@ def locate(
         state.indent_tokens = indents
         run_with_large_stack(lambda: node._codegen(state))
         # Without its last newline: the module's last line may have none.
-        generated = _generated[key] = ("".join(state.tokens).rstrip("\r\n"), state.spans)
-        if len(_generated) > GENERATED_KEPT:
-            _generated.popitem(last=False)
+        generated = ("".join(state.tokens).rstrip("\r\n"), state.spans)
+        if _kept_count:
+            _generated[key] = generated
+            if len(_generated) > _kept_count:
+                _generated.popitem(last=False)
     else:
         _generated.move_to_end(key)
     code, spans = generated
