@@ -26,7 +26,8 @@ from ddplint.settings import Settings
 
 
 class Carry:
-    """The flags one check settled, with the project they were settled in."""
+    """What one check in the server settled (flags, resolved calls), with the project it was
+    settled in: the modules as objects, their interfaces, the settings."""
 
     def __init__(self) -> None:
         self._files: list[str] = []
