@@ -40,15 +40,13 @@ class Carry:
 
     def bring(self, project: Project, settings: Settings) -> int:
         """Give `project`'s analysis the flags of the last check that still hold; how many."""
-        if not self._flags or _settings_key(settings) != self._settings:
-            return 0
-        # The same modules, added in the same order (the first of two files with one module
-        # name is the one imports find), and the same modules left out.
-        if list(project.files) != self._files or project.unloaded != self._unloaded:
+        if not self._flags or not _same_project(
+            project, settings, self._settings, self._files, self._unloaded
+        ):
             return 0
         changed = [name for name, facts in project.files.items() if facts is not self._modules[name]]
-        if any(interface(project.files[name]) != self._interfaces[name] for name in changed):
-            return 0  # a call elsewhere may resolve otherwise now
+        if not _same_interfaces(project, changed, self._interfaces):
+            return 0
         stale = {id(self._modules[name]) for name in changed}
         project.adopt_resolutions(
             {
@@ -84,6 +82,23 @@ class Carry:
         self._settings = _settings_key(settings)
         self._flags = analysis.divergence(project, settings).settled_flags()
         self._resolutions = project.resolutions()
+
+
+def _same_project(project: Project, settings: Settings, settings_key, files, unloaded) -> bool:
+    """Whether `project` is the one a check under `settings_key` settled things in: the same
+    modules, added in the same order (the first of two files with one module name is the one
+    imports find), and the same modules left out."""
+    return (
+        settings_key == _settings_key(settings)
+        and list(project.files) == files
+        and project.unloaded == unloaded
+    )
+
+
+def _same_interfaces(project: Project, changed, interfaces) -> bool:
+    """Whether the `changed` modules show the others what they showed then: else a call
+    elsewhere may resolve otherwise now."""
+    return all(interface(project.files[name]) == interfaces[name] for name in changed)
 
 
 def _settings_key(settings: Settings) -> tuple:
@@ -123,15 +138,15 @@ def bring_kept(project: Project, settings: Settings, trees: TreeCache, checked: 
 def _held(project: Project, settings: Settings, trees: TreeCache, kept) -> dict:
     """The kept flags that hold, by the id of their function's scope in `project`."""
     form, files, unloaded, settings_key, modules, flags = kept
-    if form != _FLAGS_FORMAT or settings_key != _settings_key(settings):
+    if form != _FLAGS_FORMAT or set(modules) != set(files):
         return {}
-    if list(project.files) != files or project.unloaded != unloaded or set(modules) != set(files):
+    if not _same_project(project, settings, settings_key, files, unloaded):
         return {}
     keys = [trees.keys.get(name) for name in files]
     if None in keys:
         return {}  # a module not read through the cache: its text unknown
     changed = {name for name, key in zip(files, keys) if key != modules[name][0]}
-    if any(interface(project.files[name]) != modules[name][1] for name in changed):
+    if not _same_interfaces(project, changed, {name: modules[name][1] for name in changed}):
         return {}
     held = {}
     for (name, index), (value, read_from) in flags.items():

@@ -70,13 +70,8 @@ class TreeCache:
             return None
 
     def keep_beside(self, name: str, data: bytes) -> None:
-        if not self.keep:
-            return
-        try:
-            self._prepare()
-            replace_whole(self.folder / name, data)
-        except OSError:
-            pass  # a read-only or full disk: worked out again next time
+        if self.keep:
+            self._write(self.folder / name, data)
 
     def has(self, filename: str) -> bool:
         """Whether a tree is kept for this file, kept since it last changed (a guess from the
@@ -181,11 +176,14 @@ class TreeCache:
             except (RecursionError, MemoryError, pickle.PickleError, TypeError, AttributeError):
                 return  # parsed again next time
         key = _key(facts.source, facts.module_name).encode()
+        self._write(self.file_for(facts.filename), _MAGIC + key + zlib.compress(blob, _LEVEL))
+
+    def _write(self, path: Path, data: bytes) -> None:
         try:
             self._prepare()
-            replace_whole(self.file_for(facts.filename), _MAGIC + key + zlib.compress(blob, _LEVEL))
+            replace_whole(path, data)
         except OSError:
-            pass  # a read-only or full disk: parsed again next time
+            pass  # a read-only or full disk: worked out again next time
 
     def _prepare(self) -> None:
         if not self._ready:
