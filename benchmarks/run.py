@@ -11,7 +11,9 @@ flake8-file: flake8 on one file of the corpus, as an editor runs it on every sav
 set-ups measured in turn, run after run: flake8 alone (its own environment, without ddplint),
 flake8 with ddplint installed beside it and `--select E,F,W,C90` (flake8's own codes: ddplint's
 are off), and the same with flake8's default selection (ddplint's codes on), the project's
-`.ddplint_cache/` warm and the file edited before each run.
+`.ddplint_cache/` warm and the file edited before each run, and the same answered by ddplint's
+daemon (`--ddplint-daemon`, started and warmed by two runs first; its process is not flake8's,
+so its memory is not in the row).
 
 --edit: `ddplint check FILE` on one file of the corpus edited before each run, the project's cache
 warm (pre-commit's case), in turn with `ruff check FILE`. --lsp: `ddplint server` driven over stdio
@@ -286,6 +288,12 @@ def measure_flake8_file(corpus: str, project: Path, one_file: str | None, args) 
             name,
         ],
         "the same, ddplint installed, DDP on": [str(beside / "flake8"), "--exit-zero", name],
+        "the same, DDP on, `--ddplint-daemon`": [
+            str(beside / "flake8"),
+            "--exit-zero",
+            "--ddplint-daemon",
+            name,
+        ],
     }
     # The project's cache as `ddplint check` leaves it after an edit: findings, and the modules
     # of the edited file's import group kept parsed (see ddplint.run.cache.trees).
@@ -294,8 +302,17 @@ def measure_flake8_file(corpus: str, project: Path, one_file: str | None, args) 
     edit(path)
     run_measured(check, cwd=project)
     rows = [Row(corpus, setup, tool_version([argv[0], "--version"]), 1) for setup, argv in setups.items()]
-    # Saved again before each round: the file's own tree is never the one kept.
-    return in_turn(rows, list(setups.values()), project, path, args.runs)
+    # The daemon started by a first run (which checks the file itself meanwhile) and warmed by a
+    # second, as by an editor's first two saves; stopped at the end.
+    daemon = setups["the same, DDP on, `--ddplint-daemon`"]
+    run_measured(daemon, cwd=project)
+    time.sleep(2)
+    run_measured(daemon, cwd=project)
+    try:
+        # Saved again before each round: the file's own tree is never the one kept.
+        return in_turn(rows, list(setups.values()), project, path, args.runs)
+    finally:
+        subprocess.run([str(beside / "ddplint"), "daemon", "--stop"], capture_output=True, timeout=60)
 
 
 def in_turn(rows: list[Row], argvs: list[list[str]], project: Path, path: Path, runs: int) -> list[Row]:

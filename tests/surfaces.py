@@ -16,6 +16,18 @@ EXAMPLE_FINDINGS = [(38, 15, "DDP002"), (39, 48, "DDP001"), (48, 17, "DDP004"), 
 TWO = DATA / "two_findings.py"
 TWO_FINDINGS = [(6, 15, "DDP002"), (7, 43, "DDP001")]
 
+# flake8 run in a child process (as an editor runs it), then the ddplint modules it imported.
+FLAKE8_THEN_MODULES = """
+import json, sys
+from flake8.main.cli import main
+main(sys.argv[1:])
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("ddplint", "libcst"))
+print(json.dumps(loaded), file=sys.stderr)
+"""
+# What flake8 imports to load the plugin: nothing that reads or parses a file.
+PLUGIN_ONLY = ["ddplint", "ddplint._meta", "ddplint.integrations", "ddplint.integrations.flake8_plugin"]
+
+
 _LINE = re.compile(r"^(?P<path>.+?):(?P<row>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) ")
 
 

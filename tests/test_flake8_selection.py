@@ -10,18 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from surfaces import TWO, TWO_FINDINGS, positions
-
-# flake8 run in a child process (as an editor runs it), then the ddplint modules it imported.
-FLAKE8_THEN_MODULES = """
-import json, sys
-from flake8.main.cli import main
-main(sys.argv[1:])
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("ddplint", "libcst"))
-print(json.dumps(loaded), file=sys.stderr)
-"""
-# What flake8 imports to load the plugin: nothing that reads or parses a file.
-PLUGIN_ONLY = ["ddplint", "ddplint._meta", "ddplint.integrations", "ddplint.integrations.flake8_plugin"]
+from surfaces import FLAKE8_THEN_MODULES, PLUGIN_ONLY, TWO, TWO_FINDINGS, positions
 
 
 def flake8_in_child(tmp_path: Path, *args: str) -> tuple[list, list[str]]:

@@ -294,11 +294,12 @@ def test_what_checks_leave_alive_is_frozen_the_first_time_and_every_so_often(
     import gc
 
     from ddplint.integrations import server
+    from ddplint.run.memory import REFREEZE_AFTER
 
     calls: list[str] = []
     for name in ("unfreeze", "collect", "freeze"):
         monkeypatch.setattr(gc, name, lambda *args, name=name: calls.append(name))
     ls = server.DdplintServer()
-    for _ in range(2 * server.REFREEZE_AFTER + 1):
+    for _ in range(2 * REFREEZE_AFTER + 1):
         server.settle_heap(ls)
     assert calls == ["unfreeze", "collect", "freeze"] * 3

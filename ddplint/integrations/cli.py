@@ -380,6 +380,26 @@ def server() -> None:
 
 
 @main.command()
+@click.option("--stop", is_flag=True, help="Ask the running daemon to exit.")
+@click.option(
+    "--idle",
+    type=click.FloatRange(min=1.0),
+    help="Exit after this many seconds without a request (default: 30 minutes).",
+)
+def daemon(stop: bool, idle: float | None) -> None:
+    """Answer the flake8 plugin from a warm process (`ddplint-daemon = true` starts it)."""
+    from ddplint.integrations import daemon as warm
+
+    if stop:
+        click.echo("stopped" if warm.stop() else "no daemon was running")
+        return
+    gc.enable()  # long-lived: see `entry`
+    problem = warm.serve(warm.IDLE if idle is None else idle)
+    if problem:
+        _fail(f"cannot serve: {problem}")
+
+
+@main.command()
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
 def rule(code: str | None, show_all: bool) -> None:

@@ -21,8 +21,11 @@ from typing import TYPE_CHECKING, Any
 from ddplint.config import ConfigError, Settings, load_settings
 from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic
 from ddplint.run.buffer import check_buffer
+from ddplint.run.carry import Carry
+from ddplint.run.group import collector_paused
 from ddplint.run.memory import give_back_free_memory
 from ddplint.syntax.reading import LoadError, read_source
+from ddplint.syntax.reparse import DocumentParser
 
 if TYPE_CHECKING:
     from ddplint.integrations.flake8_plugin import Selection
@@ -132,6 +135,41 @@ def findings(
         diagnostics = check_buffer(
             filename, "".join(lines), _analysis_settings(folder), budget=budget, noqa=noqa
         ).diagnostics
+    return rows_of(diagnostics)
+
+
+def buffer_rows(
+    filename: str,
+    text: str,
+    *,
+    from_stdin: bool,
+    budget: float,
+    noqa: bool,
+    parser: DocumentParser | None = None,
+    carry: Carry | None = None,
+) -> list[tuple[int, int, str]]:
+    """`findings` for flake8 checking the one file `filename` (or stdin shown as it), from
+    another process: with the settings of the working folder where its run over the file would
+    take them (the file holds `text`), else of the file's folder; `parser` and `carry` as the
+    file's earlier checks left them."""
+    _analysis_settings.cache_clear()  # a process that outlives this run: the settings may change
+    folder = Path(filename).resolve().parent
+    if not from_stdin and _same_text(_disk_text(filename) or "", [text]):
+        folder = Path.cwd()
+    with collector_paused():
+        diagnostics = check_buffer(
+            filename,
+            text,
+            _analysis_settings(str(folder)),
+            budget=budget,
+            noqa=noqa,
+            parser=parser,
+            carry=carry,
+        ).diagnostics
+    return rows_of(diagnostics)
+
+
+def rows_of(diagnostics: list[Diagnostic]) -> list[tuple[int, int, str]]:
     found = []
     for d in diagnostics:
         if d.code in _FLAKE8_OWN:
@@ -140,6 +178,13 @@ def findings(
         # flake8 columns are 0-based (it adds one when printing).
         found.append((d.location.row, d.location.column - 1, f"{code} {d.message}"))
     return found
+
+
+def _disk_text(filename: str) -> str | None:
+    try:
+        return read_source(filename).text
+    except LoadError:
+        return None
 
 
 def _from_whole_run(
@@ -154,11 +199,8 @@ def _from_whole_run(
     found = run.get(os.path.realpath(filename))
     if found is None or any(d.code in _FLAKE8_OWN for d in found):
         return None
-    try:
-        text = read_source(filename).text
-    except LoadError:
-        return None
-    return found if _same_text(text, lines) else None
+    text = _disk_text(filename)
+    return found if text is not None and _same_text(text, lines) else None
 
 
 def _same_text(read: str, lines: list[str]) -> bool:

@@ -16,6 +16,7 @@ the analysis, is all that is imported. The analysis is ddplint.integrations.flak
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -72,6 +73,9 @@ class Plugin:
     # them after parsing the options), and what they select.
     options: Any = None
     selection: Selection | None = None
+    # Asking the daemon (`ddplint-daemon = true`): set when flake8 checks one file or stdin.
+    ask_daemon = False
+    from_stdin = False
 
     def __init__(self, tree: ast.AST, filename: str, lines: list[str]) -> None:
         # `tree` is what makes flake8 treat this as an AST plugin; ddplint parses with libcst.
@@ -88,6 +92,14 @@ class Plugin:
             help="Seconds ddplint may spend reading the modules a file imports and the modules "
             "of its package that import it (0: the file alone). Default: %(default)s",
         )
+        manager.add_option(
+            "--ddplint-daemon",
+            action="store_true",
+            default=False,
+            parse_from_config=True,
+            help="Check a single file (an editor's save) in a ddplint process that stays warm "
+            "between runs, started by the first run and gone after 30 idle minutes.",
+        )
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
@@ -95,6 +107,12 @@ class Plugin:
         cls.honour_noqa = not getattr(options, "disable_noqa", False)
         cls.options = options
         cls.selection = Selection(options)
+        paths = list(getattr(options, "filenames", None) or ())
+        cls.from_stdin = paths == ["-"]
+        one_file = cls.from_stdin or (len(paths) == 1 and os.path.isfile(paths[0]))
+        cls.ask_daemon = one_file and bool(getattr(options, "ddplint_daemon", False))
+        if cls.ask_daemon:
+            return  # the daemon checks the file, once flake8 hands over its lines
         # Given its paths (flake8's Python API gives them later: asked for by the first file),
         # the run over them, in flake8's own process, when flake8 reports any of ddplint's codes.
         if getattr(options, "filenames", None) and cls.selection.anywhere():
@@ -108,6 +126,20 @@ class Plugin:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         if self.selection is not None and not self.selection.for_file(self.filename):
             return  # flake8 would report none of ddplint's findings here: none is looked for
+        if self.ask_daemon:
+            from ddplint.integrations import daemon_client
+
+            answer = daemon_client.flake8_rows(
+                self.filename,
+                "".join(self.lines),
+                from_stdin=self.from_stdin,
+                budget=self.context_budget,
+                noqa=self.honour_noqa,
+            )
+            if answer is not None:
+                for row, column, message in answer:
+                    yield row, column, message, type(self)
+                return
         try:
             from ddplint.integrations import flake8_findings
 

@@ -11,7 +11,6 @@ checked next (typing faster than a check takes never builds a queue of stale che
 from __future__ import annotations
 
 import asyncio
-import gc
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +26,7 @@ from ddplint.integrations.editing import client_units, disable_edit, line_span
 from ddplint.run.buffer import check_buffer
 from ddplint.run.carry import Carry
 from ddplint.run.group import collector_paused
+from ddplint.run.memory import settle_heap as settle
 from ddplint.syntax.positions import keep_generated
 from ddplint.syntax.reparse import DocumentParser
 from ddplint.syntax.source import Source
@@ -34,11 +34,6 @@ from ddplint.syntax.source import Source
 SOURCE = "ddplint"
 # Seconds for reading the modules a document imports; editors call on every keystroke.
 CONTEXT_BUDGET = 1.0
-# The cycle collector's full collections walk every object alive, the trees of the modules
-# around the open documents first: every few changes one took 70 ms of a change's 0.2 s on
-# timm's `train.py`. What is alive after a check is moved out of its sight (`gc.freeze`), after
-# the first check and then every this many: what became garbage meanwhile is collected then.
-REFREEZE_AFTER = 50
 
 
 class DdplintServer(LanguageServer):
@@ -58,12 +53,9 @@ class DdplintServer(LanguageServer):
 
 
 def settle_heap(server: DdplintServer) -> None:
-    """After a published check: freeze what is alive, the first time and every REFREEZE_AFTER
-    checks (unfrozen and collected first). Run on the checking thread, after the diagnostics."""
-    if server.checks % REFREEZE_AFTER == 0:
-        gc.unfreeze()
-        gc.collect()
-        gc.freeze()
+    """After a published check (see ddplint.run.memory.settle_heap). Run on the checking
+    thread, after the diagnostics."""
+    settle(server.checks)
     server.checks += 1
 
 

@@ -1,0 +1,140 @@
+"""`ddplint daemon`: answers the flake8 plugin from a process that stays warm between runs.
+
+flake8 is started anew at every save of an editor; with `ddplint-daemon = true` in its
+configuration, the plugin asks this process (see ddplint.integrations.daemon_client) for the
+one file flake8 checks, as the language server answers an editor: the analysis imported once,
+the modules around the file kept in memory while their files do not change, the file's earlier
+parse and what its last check settled reused (see ddplint.run.carry). The findings are those
+flake8's own process would report. One request at a time, over a Unix socket only its user may
+reach; it exits when idle for `idle` seconds, when asked to, or when asked by other code (an
+upgraded installation), which then starts its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+from collections import OrderedDict
+
+from ddplint.integrations import daemon_client
+from ddplint.integrations.flake8_findings import buffer_rows
+from ddplint.run.carry import Carry
+from ddplint.run.memory import settle_heap
+from ddplint.syntax.positions import keep_generated
+from ddplint.syntax.reparse import DocumentParser
+
+IDLE = 30 * 60.0  # seconds
+# Files whose parses and carries are kept (those being edited; flake8 checks one per save).
+DOCUMENTS = 16
+# A client must have sent its request within this many seconds.
+READ_TIMEOUT = 10.0
+
+
+class Documents:
+    """The files asked about lately: each one's parser and carry, the oldest dropped."""
+
+    def __init__(self, size: int = DOCUMENTS) -> None:
+        self.size = size
+        self._kept: OrderedDict[str, tuple[DocumentParser, Carry]] = OrderedDict()
+        self.checks = 0
+
+    def rows(self, request: dict) -> list[tuple[int, int, str]]:
+        """The findings flake8's process would report for the request's text (the process's
+        working folder taken as the request's, for its relative names and its settings)."""
+        os.chdir(request["cwd"])
+        filename = request["filename"]
+        key = os.path.abspath(filename)
+        kept = self._kept.pop(key, None) or (DocumentParser(), Carry())
+        self._kept[key] = kept
+        while len(self._kept) > self.size:
+            self._kept.popitem(last=False)
+        parser, carry = kept
+        found = buffer_rows(
+            filename,
+            request["text"],
+            from_stdin=bool(request["stdin"]),
+            budget=float(request["budget"]),
+            noqa=bool(request["noqa"]),
+            parser=parser,
+            carry=carry,
+        )
+        settle_heap(self.checks)
+        self.checks += 1
+        return found
+
+
+def serve(idle: float = IDLE) -> str | None:
+    """Answer requests until idle, stopped or outdated; a problem that kept it from serving."""
+    where = daemon_client.address()
+    if where is None:
+        return "no private folder for the socket (or no Unix sockets here)"
+    last = None
+    with open(where.with_suffix(".lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return None  # another daemon of this installation serves
+        with contextlib.suppress(FileNotFoundError):
+            where.unlink()  # left by a daemon that was killed
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+                listener.bind(str(where))
+                os.chmod(where, 0o600)
+                listener.listen(8)
+                listener.settimeout(idle)
+                last = _answer_until_done(listener, daemon_client.stamp())
+        finally:
+            with contextlib.suppress(OSError):
+                where.unlink()
+    # The last answer goes out once the socket and the lock are free: told that it is of other
+    # code, the client starts the daemon of its own at once.
+    if last is not None:
+        conn, answer = last
+        with conn, contextlib.suppress(OSError):
+            conn.sendall(json.dumps(answer).encode("utf-8"))
+    return None
+
+
+def _answer_until_done(listener: socket.socket, stamp: str) -> tuple[socket.socket, dict] | None:
+    """Answer until idle (None) or until a request that ends the service: it and its answer."""
+    keep_generated(32)  # the functions its messages name, from one check to the next
+    documents = Documents()
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except TimeoutError:
+            return None
+        answer, done = _answer(conn, documents, stamp)
+        if done:
+            return conn, answer
+        with conn, contextlib.suppress(OSError):
+            conn.sendall(json.dumps(answer).encode("utf-8"))
+
+
+def _answer(conn: socket.socket, documents: Documents, stamp: str) -> tuple[dict, bool]:
+    """The answer to one request, and whether to stop after it."""
+    try:
+        conn.settimeout(READ_TIMEOUT)
+        request = json.loads(daemon_client.receive(conn).decode("utf-8"))
+        if not isinstance(request, dict):
+            raise ValueError("not an object")
+    except (OSError, ValueError) as exc:
+        return {"error": f"unreadable request: {exc}"}, False
+    if request.get("ping"):
+        return {"pong": True}, False
+    if request.get("stop"):
+        return {"stopped": True}, True
+    if request.get("stamp") != stamp:
+        return {"stale": True}, True
+    try:
+        return {"rows": documents.rows(request)}, False
+    except Exception as exc:  # a bad request, or a bug of ours: flake8's process checks it then
+        return {"error": f"{type(exc).__name__}: {exc}"}, False
+
+
+def stop() -> bool:
+    """Ask this installation's daemon to exit; whether one was running."""
+    return daemon_client.send({"stop": True}) is not None
