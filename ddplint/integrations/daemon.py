@@ -13,7 +13,6 @@ upgraded installation), which then starts its own.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import socket
@@ -71,6 +70,8 @@ def serve(idle: float = IDLE) -> str | None:
     where = daemon_client.address()
     if where is None:
         return "no private folder for the socket (or no Unix sockets here)"
+    import fcntl  # found wherever Unix sockets are
+
     last = None
     with open(where.with_suffix(".lock"), "w") as lock:
         try:
