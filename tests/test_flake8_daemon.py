@@ -259,3 +259,10 @@ def test_a_run_over_more_than_one_file_is_flake8s_own(paths: list[str], monkeypa
     monkeypatch.setattr(flake8_findings, "run_ahead", lambda *args: ran.append(args))
     configure(paths, monkeypatch)
     assert (flake8_plugin.Plugin.ask_daemon, len(ran)) == (False, 1)
+
+
+def test_a_daemon_ended_by_a_signal_takes_its_socket_away(daemon) -> None:
+    assert daemon_client.address().exists()
+    daemon.terminate()
+    assert daemon.wait(timeout=30) == 0
+    assert not daemon_client.address().exists()

@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
+import sys
 from collections import OrderedDict
 
 from ddplint.integrations import daemon_client
@@ -72,6 +74,8 @@ def serve(idle: float = IDLE) -> str | None:
         return "no private folder for the socket (or no Unix sockets here)"
     import fcntl  # found wherever Unix sockets are
 
+    # Ended by a signal (a logout, `kill`), it still takes its socket away.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     last = None
     with open(where.with_suffix(".lock"), "w") as lock:
         try:
