@@ -146,6 +146,8 @@ def test_without_a_daemon_flake8_checks_the_file_itself_and_starts_one(runtime) 
     while daemon_client.send({"ping": True}, timeout=5) is None:  # the one it started
         assert time.monotonic() < deadline, "no daemon was started"
         time.sleep(0.1)
+    # It has checked the file before any request: the next save finds the project loaded.
+    assert daemon_client.send({"ping": True}) == {"pong": True, "checks": 1}
     stopped = subprocess.run(
         [sys.executable, "-m", "ddplint", "daemon", "--stop"],
         env=runtime,

@@ -386,15 +386,18 @@ def server() -> None:
     type=click.FloatRange(min=1.0),
     help="Exit after this many seconds without a request (default: 30 minutes).",
 )
-def daemon(stop: bool, idle: float | None) -> None:
+@click.option("--warm", "warm_file", hidden=True)  # given by the flake8 plugin that starts it
+@click.option("--warm-budget", type=float, default=1.0, hidden=True)
+def daemon(stop: bool, idle: float | None, warm_file: str | None, warm_budget: float) -> None:
     """Answer the flake8 plugin from a warm process (`ddplint-daemon = true` starts it)."""
-    from ddplint.integrations import daemon as warm
+    from ddplint.integrations import daemon as served
 
     if stop:
-        click.echo("stopped" if warm.stop() else "no daemon was running")
+        click.echo("stopped" if served.stop() else "no daemon was running")
         return
     gc.enable()  # long-lived: see `entry`
-    problem = warm.serve(warm.IDLE if idle is None else idle)
+    first = None if warm_file is None else served.first_request(warm_file, warm_budget)
+    problem = served.serve(served.IDLE if idle is None else idle, first)
     if problem:
         _fail(f"cannot serve: {problem}")
 

@@ -25,6 +25,7 @@ from ddplint.integrations.flake8_findings import buffer_rows
 from ddplint.run.carry import Carry
 from ddplint.run.memory import settle_heap
 from ddplint.syntax.positions import keep_generated
+from ddplint.syntax.reading import LoadError, read_source
 from ddplint.syntax.reparse import DocumentParser
 
 IDLE = 30 * 60.0  # seconds
@@ -67,8 +68,9 @@ class Documents:
         return found
 
 
-def serve(idle: float = IDLE) -> str | None:
-    """Answer requests until idle, stopped or outdated; a problem that kept it from serving."""
+def serve(idle: float = IDLE, warm: dict | None = None) -> str | None:
+    """Answer requests until idle, stopped or outdated; a problem that kept it from serving.
+    `warm`: a request to answer first, for nobody (the requests that arrive meanwhile wait)."""
     where = daemon_client.address()
     if where is None:
         return "no private folder for the socket (or no Unix sockets here)"
@@ -90,7 +92,7 @@ def serve(idle: float = IDLE) -> str | None:
                 os.chmod(where, 0o600)
                 listener.listen(8)
                 listener.settimeout(idle)
-                last = _answer_until_done(listener, daemon_client.stamp())
+                last = _answer_until_done(listener, daemon_client.stamp(), warm)
         finally:
             with contextlib.suppress(OSError):
                 where.unlink()
@@ -103,10 +105,15 @@ def serve(idle: float = IDLE) -> str | None:
     return None
 
 
-def _answer_until_done(listener: socket.socket, stamp: str) -> tuple[socket.socket, dict] | None:
+def _answer_until_done(
+    listener: socket.socket, stamp: str, warm: dict | None
+) -> tuple[socket.socket, dict] | None:
     """Answer until idle (None) or until a request that ends the service: it and its answer."""
     keep_generated(32)  # the functions its messages name, from one check to the next
     documents = Documents()
+    if warm is not None:
+        with contextlib.suppress(Exception):  # a file gone meanwhile: its save will say
+            documents.rows(warm)
     while True:
         try:
             conn, _ = listener.accept()
@@ -129,7 +136,7 @@ def _answer(conn: socket.socket, documents: Documents, stamp: str) -> tuple[dict
     except (OSError, ValueError) as exc:
         return {"error": f"unreadable request: {exc}"}, False
     if request.get("ping"):
-        return {"pong": True}, False
+        return {"pong": True, "checks": documents.checks}, False
     if request.get("stop"):
         return {"stopped": True}, True
     if request.get("stamp") != stamp:
@@ -138,6 +145,17 @@ def _answer(conn: socket.socket, documents: Documents, stamp: str) -> tuple[dict
         return {"rows": documents.rows(request)}, False
     except Exception as exc:  # a bad request, or a bug of ours: flake8's process checks it then
         return {"error": f"{type(exc).__name__}: {exc}"}, False
+
+
+def first_request(filename: str, budget: float) -> dict | None:
+    """A request for `filename` as saved, from the working folder: the one the flake8 run that
+    starts the daemon made for it, answered first to load the file's project."""
+    try:
+        text = read_source(filename).text
+    except LoadError:
+        return None
+    request = {"cwd": os.getcwd(), "filename": filename, "text": text, "stdin": False}
+    return request | {"budget": budget, "noqa": True}
 
 
 def stop() -> bool:

@@ -117,14 +117,15 @@ def flake8_rows(
     if not isinstance(rows, list):
         stale = answer is not None and answer.get("stale") is True
         if answer is None or stale:  # none answered, or one of other code, now gone: start ours
-            start(again=stale)
+            start(again=stale, warm=filename if os.path.isfile(filename) else None, budget=budget)
         return None
     return [(int(row), int(column), str(message)) for row, column, message in rows]
 
 
-def start(*, again: bool = False) -> None:
+def start(*, again: bool = False, warm: str | None = None, budget: float = 1.0) -> None:
     """Start this installation's daemon in the background, unless one was started lately and
-    not `again` (the one running is of other code)."""
+    not `again` (the one running is of other code). `warm`: a file it checks first, from this
+    working folder (the next save's answer then finds its project loaded)."""
     where = address()
     if where is None:
         return
@@ -136,8 +137,11 @@ def start(*, again: bool = False) -> None:
         pass
     try:
         marker.touch()
+        argv = [sys.executable, "-m", "ddplint", "daemon"]
+        if warm is not None:
+            argv += ["--warm", warm, "--warm-budget", str(budget)]
         subprocess.Popen(
-            [sys.executable, "-m", "ddplint", "daemon"],
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
