@@ -146,8 +146,11 @@ def test_without_a_daemon_flake8_checks_the_file_itself_and_starts_one(runtime) 
     while daemon_client.send({"ping": True}, timeout=5) is None:  # the one it started
         assert time.monotonic() < deadline, "no daemon was started"
         time.sleep(0.1)
-    # It has checked the file before any request: the next save finds the project loaded.
-    assert daemon_client.send({"ping": True}) == {"pong": True, "checks": 1}
+    # It checks the file before any request: the next save finds the project loaded.
+    while (pong := daemon_client.send({"ping": True}))["warming"]:
+        assert time.monotonic() < deadline, "the warm-up did not end"
+        time.sleep(0.1)
+    assert pong == {"pong": True, "checks": 1, "warming": False}
     stopped = subprocess.run(
         [sys.executable, "-m", "ddplint", "daemon", "--stop"],
         env=runtime,
@@ -268,3 +271,44 @@ def test_a_daemon_ended_by_a_signal_takes_its_socket_away(daemon) -> None:
     daemon.terminate()
     assert daemon.wait(timeout=30) == 0
     assert not daemon_client.address().exists()
+
+
+def chain_project(folder: Path) -> None:
+    """train.py importing pkg.a, which imports pkg.b, which imports pkg.c."""
+    (folder / "pkg").mkdir()
+    (folder / "pkg" / "__init__.py").write_text("")
+    (folder / "pkg" / "a.py").write_text("from pkg import b\n")
+    (folder / "pkg" / "b.py").write_text("from pkg import c\n")
+    (folder / "pkg" / "c.py").write_text("import torch.distributed as dist\n")
+    (folder / "train.py").write_text("from pkg import a\n")
+
+
+def test_the_warm_up_loads_the_files_project_into_the_module_cache(tmp_path: Path, monkeypatch) -> None:
+    from collections import OrderedDict
+
+    from ddplint.engine import context_modules
+    from ddplint.integrations.flake8_findings import load_context_in_steps
+
+    chain_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(context_modules, "_cache", OrderedDict())
+    assert list(load_context_in_steps("train.py", 30.0)) == []  # all in, in one step
+    assert sorted(p.relative_to(tmp_path.resolve()).as_posix() for p in context_modules._cache) == [
+        "pkg/__init__.py",
+        "pkg/a.py",
+        "pkg/b.py",
+        "pkg/c.py",
+    ]
+
+
+def test_a_warm_up_whose_steps_load_nothing_ends(tmp_path: Path, monkeypatch) -> None:
+    from collections import OrderedDict
+
+    from ddplint.engine import context_modules
+    from ddplint.integrations.flake8_findings import load_context_in_steps
+
+    chain_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(context_modules, "_cache", OrderedDict())
+    # No time for a module in a step: it stops instead of pausing forever.
+    assert len(list(load_context_in_steps("train.py", 0.0))) <= 5

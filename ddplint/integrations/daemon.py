@@ -15,13 +15,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import sys
 from collections import OrderedDict
+from collections.abc import Iterator
 
 from ddplint.integrations import daemon_client
-from ddplint.integrations.flake8_findings import buffer_rows
+from ddplint.integrations.flake8_findings import buffer_rows, load_context_in_steps
 from ddplint.run.carry import Carry
 from ddplint.run.memory import settle_heap
 from ddplint.syntax.positions import keep_generated
@@ -33,6 +35,8 @@ IDLE = 30 * 60.0  # seconds
 DOCUMENTS = 16
 # A client must have sent its request within this many seconds.
 READ_TIMEOUT = 10.0
+# Seconds of loading in a step of the warm-up: the longest a save waits for it.
+WARM_STEP = 0.25
 
 
 class Documents:
@@ -111,22 +115,42 @@ def _answer_until_done(
     """Answer until idle (None) or until a request that ends the service: it and its answer."""
     keep_generated(32)  # the functions its messages name, from one check to the next
     documents = Documents()
-    if warm is not None:
-        with contextlib.suppress(Exception):  # a file gone meanwhile: its save will say
-            documents.rows(warm)
+    warming = None if warm is None else _warm_up(documents, warm)
     while True:
+        while warming is not None and not _waiting(listener):
+            try:
+                next(warming)
+            except Exception:  # over (StopIteration), or the file gone meanwhile: its save will say
+                warming = None
         try:
             conn, _ = listener.accept()
         except TimeoutError:
             return None
-        answer, done = _answer(conn, documents, stamp)
+        answer, done = _answer(conn, documents, stamp, warming=warming is not None)
         if done:
             return conn, answer
         with conn, contextlib.suppress(OSError):
             conn.sendall(json.dumps(answer).encode("utf-8"))
 
 
-def _answer(conn: socket.socket, documents: Documents, stamp: str) -> tuple[dict, bool]:
+def _warm_up(documents: Documents, request: dict) -> Iterator[None]:
+    """Load the project around the request's file in short steps, then check it (its parse and
+    carry kept): the first save then finds the project loaded. Between two steps a request
+    that waits is answered first."""
+    os.chdir(request["cwd"])
+    yield from load_context_in_steps(request["filename"], WARM_STEP)
+    yield
+    documents.rows(request)
+
+
+def _waiting(listener: socket.socket) -> bool:
+    """Whether a client waits to be answered."""
+    return bool(select.select([listener], [], [], 0)[0])
+
+
+def _answer(
+    conn: socket.socket, documents: Documents, stamp: str, *, warming: bool = False
+) -> tuple[dict, bool]:
     """The answer to one request, and whether to stop after it."""
     try:
         conn.settimeout(READ_TIMEOUT)
@@ -136,7 +160,7 @@ def _answer(conn: socket.socket, documents: Documents, stamp: str) -> tuple[dict
     except (OSError, ValueError) as exc:
         return {"error": f"unreadable request: {exc}"}, False
     if request.get("ping"):
-        return {"pong": True, "checks": documents.checks}, False
+        return {"pong": True, "checks": documents.checks, "warming": warming}, False
     if request.get("stop"):
         return {"stopped": True}, True
     if request.get("stamp") != stamp:

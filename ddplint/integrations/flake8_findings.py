@@ -14,12 +14,16 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import time
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ddplint.config import ConfigError, Settings, load_settings
 from ddplint.diagnostics import INTERNAL_ERROR, IO_ERROR, SYNTAX_ERROR, Diagnostic
+from ddplint.engine.checker import Linter
+from ddplint.engine.context_modules import MAX_MODULES, load_neighbours
 from ddplint.run.buffer import check_buffer
 from ddplint.run.carry import Carry
 from ddplint.run.group import collector_paused
@@ -167,6 +171,26 @@ def buffer_rows(
             carry=carry,
         ).diagnostics
     return rows_of(diagnostics)
+
+
+def load_context_in_steps(filename: str, step: float) -> Iterator[None]:
+    """Load the modules around `filename` (as saved) into the module cache that `buffer_rows`
+    reads, `step` seconds at a time, pausing between steps; over when all are in (or as many as
+    a check takes, or a step adds none)."""
+    settings = _analysis_settings(os.getcwd())  # a saved file's, as `buffer_rows` takes them
+    linter = Linter(settings)
+    facts = linter.facts_for(read_source(filename))
+    before = -1
+    while True:
+        linter = Linter(settings)  # each step adds to a fresh project what the cache holds
+        linter.project.add(facts)
+        started = time.monotonic()
+        with collector_paused():
+            loaded = load_neighbours(linter, [facts], step)
+        if loaded >= MAX_MODULES or loaded <= before or time.monotonic() - started < step:
+            return
+        before = loaded
+        yield
 
 
 def rows_of(diagnostics: list[Diagnostic]) -> list[tuple[int, int, str]]:
