@@ -3,6 +3,7 @@ own process would report, and steps aside whenever it cannot."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tokenize
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -65,7 +67,7 @@ def configure(paths: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     repository; restored afterwards."""
     from ddplint.integrations import flake8_plugin
 
-    for name in ("options", "selection", "ask_daemon", "from_stdin"):
+    for name in ("options", "selection", "ask_daemon", "from_stdin", "asked", "later"):
         monkeypatch.setattr(flake8_plugin.Plugin, name, getattr(flake8_plugin.Plugin, name))
     monkeypatch.chdir(REPO)
     flake8_plugin.Plugin.parse_options(
@@ -99,6 +101,50 @@ def test_flake8_asks_the_daemon_for_its_one_file(daemon, monkeypatch: pytest.Mon
         for row, column, message, _ in flake8_plugin.Plugin(None, "examples/train.py", lines).run()
     ]
     assert found == EXAMPLE_ROWS
+
+
+def test_the_daemon_is_asked_with_flakes_options_and_answers_after_flake8s_own_checks(
+    daemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ddplint.integrations import flake8_findings, flake8_plugin
+
+    def not_here(*args, **kwargs):
+        raise AssertionError("checked in flake8's process")
+
+    monkeypatch.setattr(flake8_findings, "check_buffer", not_here)
+    configure(["examples/train.py"], monkeypatch)
+    text = EXAMPLE.read_text(encoding="utf-8")
+    assert flake8_plugin.Plugin.asked.request["text"] == text  # sent before flake8 read the file
+    lines = text.splitlines(keepends=True)
+    tree = ast.parse(text)
+    assert list(flake8_plugin.Plugin(tree, "examples/train.py", lines).run()) == []
+    last = tree.body[-1].end_lineno
+
+    def logical_line(row: int) -> list:
+        tokens = [tokenize.TokenInfo(tokenize.NEWLINE, "\n", (row, 0), (row, 1), "\n")]
+        return flake8_plugin.report_later("x = 1", tokens, "examples/train.py")
+
+    assert logical_line(last - 1) == []
+    found = [(row, column, message.split()[0]) for (row, column), message in logical_line(last)]
+    assert found == EXAMPLE_ROWS
+    assert logical_line(last) == []  # reported once
+
+
+def test_a_file_changed_since_the_daemon_was_asked_is_asked_again(
+    daemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ddplint.integrations import flake8_plugin
+
+    configure(["examples/train.py"], monkeypatch)
+    text = "# a comment\n" + EXAMPLE.read_text(encoding="utf-8")  # what flake8 read, saved since
+    found = [
+        (row, column, message.split()[0])
+        for row, column, message, _ in flake8_plugin.Plugin(
+            ast.parse(text), "examples/train.py", [text]
+        ).run()
+    ]
+    assert found == [(row + 1, column, code) for row, column, code in EXAMPLE_ROWS]
+    assert flake8_plugin.Plugin.later is None
 
 
 def test_flake8_through_the_daemon_reports_what_it_reports_alone(daemon, runtime) -> None:

@@ -74,18 +74,36 @@ def stamp() -> str:
 def send(request: dict, timeout: float = ANSWER_TIMEOUT) -> dict | None:
     """The daemon's answer to `request`; None when no daemon answers (none runs, it is busy
     past `timeout`, it failed)."""
+    return answer_on(sent(request), timeout)
+
+
+def sent(request: dict) -> socket.socket | None:
+    """A connection to the daemon over which `request` went; None when none took it."""
     where = address()
     if where is None:
         return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(timeout)
-            conn.connect(str(where))
-            conn.sendall(json.dumps(request).encode("utf-8"))
-            conn.shutdown(socket.SHUT_WR)
-            answer = json.loads(receive(conn).decode("utf-8"))
-    except (OSError, ValueError):
+        conn.settimeout(ANSWER_TIMEOUT)
+        conn.connect(str(where))
+        conn.sendall(json.dumps(request).encode("utf-8"))
+        conn.shutdown(socket.SHUT_WR)
+    except OSError:
+        conn.close()
         return None
+    return conn
+
+
+def answer_on(conn: socket.socket | None, timeout: float = ANSWER_TIMEOUT) -> dict | None:
+    """The answer the daemon sends back over `conn` (closed then); None when none comes."""
+    if conn is None:
+        return None
+    with conn:
+        try:
+            conn.settimeout(timeout)
+            answer = json.loads(receive(conn).decode("utf-8"))
+        except (OSError, ValueError):
+            return None
     return answer if isinstance(answer, dict) else None
 
 
@@ -103,6 +121,43 @@ def flake8_rows(
     """The daemon's (row, 0-based column, "CODE message") for `text` as `filename`, as flake8's
     process would find them; None when no daemon of this code answers (one is then started,
     for the next run)."""
+    return ask(filename, text, from_stdin=from_stdin, budget=budget, noqa=noqa).rows()
+
+
+class Asked:
+    """A question sent to the daemon whose answer is read later: flake8 checks the file with
+    its own plugins meanwhile, and the daemon's work is done beside theirs."""
+
+    def __init__(self, request: dict, conn: socket.socket | None) -> None:
+        self.request = request
+        self._conn = conn
+
+    def is_for(self, filename: str, text: str) -> bool:
+        return self.request["filename"] == filename and self.request["text"] == text
+
+    def rows(self) -> list[tuple[int, int, str]] | None:
+        """As `flake8_rows`: the rows, or None (and a daemon started) when none came."""
+        conn, self._conn = self._conn, None
+        answer = answer_on(conn)
+        rows = None if answer is None else answer.get("rows")
+        if not isinstance(rows, list):
+            stale = answer is not None and answer.get("stale") is True
+            if answer is None or stale:  # none answered, or one of other code, now gone: start ours
+                filename = self.request["filename"]
+                warm = filename if os.path.isfile(filename) else None
+                start(again=stale, warm=warm, budget=self.request["budget"])
+            return None
+        return [(int(row), int(column), str(message)) for row, column, message in rows]
+
+    def drop(self) -> None:
+        """Not wanted after all (the daemon's answer then goes nowhere)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def ask(filename: str, text: str, *, from_stdin: bool, budget: float, noqa: bool) -> Asked:
+    """Send the daemon the question `flake8_rows` asks, without waiting for its answer."""
     request = {
         "stamp": stamp(),
         "cwd": os.getcwd(),
@@ -112,14 +167,7 @@ def flake8_rows(
         "budget": budget,
         "noqa": noqa,
     }
-    answer = send(request)
-    rows = None if answer is None else answer.get("rows")
-    if not isinstance(rows, list):
-        stale = answer is not None and answer.get("stale") is True
-        if answer is None or stale:  # none answered, or one of other code, now gone: start ours
-            start(again=stale, warm=filename if os.path.isfile(filename) else None, budget=budget)
-        return None
-    return [(int(row), int(column), str(message)) for row, column, message in rows]
+    return Asked(request, sent(request))
 
 
 def start(*, again: bool = False, warm: str | None = None, budget: float = 1.0) -> None:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import ast
 import os
+import tokenize
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from ddplint._meta import RULE_CODES, __version__
 
@@ -76,9 +77,14 @@ class Plugin:
     # Asking the daemon (`ddplint-daemon = true`): set when flake8 checks one file or stdin.
     ask_daemon = False
     from_stdin = False
+    # The daemon's question, sent once flake8's options are parsed (daemon_client.Asked), and
+    # its answer to report after flake8's own checks of the file (Later).
+    asked: Any = None
+    later: Later | None = None
 
     def __init__(self, tree: ast.AST, filename: str, lines: list[str]) -> None:
-        # `tree` is what makes flake8 treat this as an AST plugin; ddplint parses with libcst.
+        # ddplint parses with libcst; flake8's tree tells where the file's last statement ends.
+        self.tree = tree
         self.filename = filename
         self.lines = lines
 
@@ -111,8 +117,10 @@ class Plugin:
         cls.from_stdin = paths == ["-"]
         one_file = cls.from_stdin or (len(paths) == 1 and os.path.isfile(paths[0]))
         cls.ask_daemon = one_file and bool(getattr(options, "ddplint_daemon", False))
+        cls.asked = cls.later = None
         if cls.ask_daemon:
-            return  # the daemon checks the file, once flake8 hands over its lines
+            cls.asked = _ask_daemon_early(cls, options, paths[0])
+            return
         # Given its paths (flake8's Python API gives them later: asked for by the first file),
         # the run over them, in flake8's own process, when flake8 reports any of ddplint's codes.
         if getattr(options, "filenames", None) and cls.selection.anywhere():
@@ -127,28 +135,100 @@ class Plugin:
         if self.selection is not None and not self.selection.for_file(self.filename):
             return  # flake8 would report none of ddplint's findings here: none is looked for
         if self.ask_daemon:
-            from ddplint.integrations import daemon_client
-
-            answer = daemon_client.flake8_rows(
-                self.filename,
-                "".join(self.lines),
-                from_stdin=self.from_stdin,
-                budget=self.context_budget,
-                noqa=self.honour_noqa,
-            )
-            if answer is not None:
-                for row, column, message in answer:
+            asked, Plugin.asked = Plugin.asked, None
+            if asked is not None and asked.is_for(self.filename, "".join(self.lines)):
+                last = _last_row(self.tree)
+                if last:  # answered with the file's last logical line, after flake8's own checks
+                    Plugin.later = Later(self.filename, last, asked, self)
+                    return
+                rows = asked.rows()
+            else:
+                if asked is not None:
+                    asked.drop()
+                rows = self._ask_daemon()
+            if rows is not None:
+                for row, column, message in rows:
                     yield row, column, message, type(self)
                 return
+        for row, column, message in self.own_rows():
+            yield row, column, message, type(self)
+
+    def _ask_daemon(self) -> list[tuple[int, int, str]] | None:
+        from ddplint.integrations import daemon_client
+
+        text = "".join(self.lines)
+        return daemon_client.flake8_rows(
+            self.filename, text, from_stdin=self.from_stdin, budget=self.context_budget, noqa=self.honour_noqa
+        )
+
+    def own_rows(self) -> list[tuple[int, int, str]]:
+        """The findings, found in flake8's process."""
         try:
             from ddplint.integrations import flake8_findings
 
-            found = flake8_findings.findings(
+            return flake8_findings.findings(
                 self.filename, self.lines, self.options, self.selection, self.context_budget, self.honour_noqa
             )
         except Exception as exc:  # a bug of ours must not stop flake8's run
-            found = [
-                (1, 0, f"DDP900 internal error in ddplint ({type(exc).__name__}: {exc}) — please report")
-            ]
-        for row, column, message in found:
-            yield row, column, message, type(self)
+            return [(1, 0, f"DDP900 internal error in ddplint ({type(exc).__name__}: {exc}) — please report")]
+
+
+def _ask_daemon_early(plugin: type[Plugin], options: Any, path: str) -> Any:
+    """The daemon's question for the one file flake8 checks, sent before flake8 reads it: the
+    daemon answers while flake8 runs its own checks. None where flake8 reports none of ddplint's
+    codes for the file, or where the file cannot be read as flake8 reads it."""
+    try:
+        filename = (options.stdin_display_name or "stdin") if plugin.from_stdin else path
+        if plugin.selection is not None and not plugin.selection.for_file(filename):
+            return None
+        if plugin.from_stdin:
+            from flake8.utils import stdin_get_value  # cached: flake8 reads the same text later
+
+            text = stdin_get_value()
+        else:
+            with tokenize.open(path) as file:  # as flake8 reads a file
+                text = file.read()
+        from ddplint.integrations import daemon_client
+
+        return daemon_client.ask(
+            filename,
+            text,
+            from_stdin=plugin.from_stdin,
+            budget=plugin.context_budget,
+            noqa=plugin.honour_noqa,
+        )
+    except Exception:  # asked again when flake8 hands the file over
+        return None
+
+
+def _last_row(tree: ast.AST) -> int:
+    """The row where the module's last statement ends (0: it has none)."""
+    body = getattr(tree, "body", None)
+    return (getattr(body[-1], "end_lineno", None) or 0) if body else 0
+
+
+class Later(NamedTuple):
+    """The daemon's answer for a file, reported with the file's last logical line: flake8 calls
+    its logical-line plugins after its AST plugins (pyflakes among them), so the daemon works
+    while flake8 runs its own checks of the file."""
+
+    filename: str
+    last_row: int
+    asked: Any
+    plugin: Plugin
+
+
+def report_later(logical_line: str, tokens: list[tokenize.TokenInfo], filename: str) -> list:
+    """flake8's logical-line plugin: the waiting answer, once flake8 reaches the file's last
+    logical line; at every other line nothing."""
+    later = Plugin.later
+    if later is None or filename != later.filename or tokens[-1].start[0] < later.last_row:
+        return []
+    Plugin.later = None
+    try:
+        rows = later.asked.rows()
+        if rows is None:
+            rows = later.plugin.own_rows()
+        return [((row, column), message) for row, column, message in rows]
+    except Exception as exc:  # flake8 stops at a plugin's exception
+        return [((1, 0), f"DDP900 internal error in ddplint ({type(exc).__name__}: {exc}) — please report")]
