@@ -125,6 +125,17 @@ def copy_corpus(base: Path, parts: list[Path], dest: Path, *, packages: bool = T
     return count
 
 
+def git_commit(folder: Path) -> str | None:
+    """The commit a corpus folder is checked out at; None outside a git checkout."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30
+        )
+    except OSError:
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
 def python_files(folder: Path) -> list[str]:
     return sorted(str(p) for p in folder.rglob("*.py"))
 
@@ -395,6 +406,9 @@ def markdown(
         "than wall time on a shared machine).",
         "",
     ]
+    for corpus in meta.get("corpora", []):
+        commit = f" (git {corpus['commit'][:12]})" if corpus["commit"] else ""
+        lines += [f"Corpus {corpus['corpus']}: {corpus['files']} Python files{commit}.", ""]
     if rows:
         lines += [
             "Ratio = median wall seconds / ddplint (cold) median wall seconds in this run.",
@@ -510,6 +524,9 @@ def main() -> None:
             folder = Path(tmp) / label / "x1"
             count = copy_corpus(*corpus_roots(corpus), folder, packages=not corpus.endswith("-flat"))
             print(f"{label}: {count} files", file=sys.stderr)
+            # Which code, exactly: two copies of one project can differ by hundreds of files.
+            described = {"corpus": label, "files": count, "commit": git_commit(corpus_roots(corpus)[0])}
+            meta.setdefault("corpora", []).append(described)
             corpus_rows = [measure(tool, label, folder, args) for tool in tools]
             for row in corpus_rows:
                 row.ratio = round(row.median / corpus_rows[0].median, 2)
