@@ -209,6 +209,15 @@ def test_without_a_daemon_flake8_checks_the_file_itself_and_starts_one(runtime) 
     assert not daemon_client.address().exists()
 
 
+def test_with_ddplints_codes_off_the_daemon_is_not_asked(daemon, runtime) -> None:
+    argv = [sys.executable, "-m", "flake8", "--isolated", "--exit-zero", "--extend-ignore", "DDP"]
+    argv += ["--ddplint-daemon", "examples/train.py"]
+    done = subprocess.run(argv, cwd=REPO, env=runtime, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert b"DDP" not in done.stdout and b"E501" in done.stdout  # flake8's own checks ran
+    assert daemon_client.send({"ping": True}) == {"pong": True, "checks": 0, "warming": False}
+
+
 def test_a_daemon_of_other_code_answers_nothing_and_exits(daemon) -> None:
     answer = daemon_client.send({"stamp": "other code", "cwd": str(REPO), "filename": "a.py", "text": ""})
     assert answer == {"stale": True}
