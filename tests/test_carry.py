@@ -202,3 +202,88 @@ def test_a_run_over_the_same_file_takes_the_flags_the_last_one_kept(tmp_path: Pa
     brought.clear()
     assert run_check(train, brought) == [("DDP005", 8), ("DDP005", 10), ("DDP005", 12)]
     assert brought == [0]
+
+
+def replays(monkeypatch) -> list[bool]:
+    """Whether each summary an earlier check offered was taken, in the order asked."""
+    from ddplint.analysis.divergence.analysis import Analysis
+
+    taken: list[bool] = []
+    real = Analysis._replayed
+
+    def replayed(self, key, context):
+        offered = key in self._carried
+        found = real(self, key, context)
+        if offered:
+            taken.append(found is not None)
+        return found
+
+    monkeypatch.setattr(Analysis, "_replayed", replayed)
+    return taken
+
+
+WRAPPED_HELPERS = """\
+def update(model, loss):
+    loss.backward()
+"""
+
+WRAPPED_TRAIN = """\
+from torch.nn.parallel import DistributedDataParallel
+
+from helpers import update
+
+
+def step(model, loss, rank):
+    if rank == 0:
+        update(model, loss)
+"""
+
+
+def test_summaries_of_unchanged_modules_are_replayed_and_taken_only_when_every_answer_holds(
+    tmp_path: Path, monkeypatch
+) -> None:
+    helpers, train = tmp_path / "helpers.py", tmp_path / "train.py"
+    helpers.write_text(WRAPPED_HELPERS)
+    taken = replays(monkeypatch)
+    carry = Carry()
+    assert findings(train, WRAPPED_TRAIN, carry) == findings(train, WRAPPED_TRAIN, None) == []
+    assert taken == []
+    # A comment: `update`'s summaries asked nothing whose answer changed.
+    edited = WRAPPED_TRAIN + "# an edit\n"
+    assert findings(train, edited, carry) == []
+    assert taken and all(taken)
+    taken.clear()
+    # The model is wrapped now: `backward()` all-reduces. `update` did not change, nor does the
+    # document show the project anything new, but its summary asked whether its program wraps
+    # a model: the answer differs, so it is simulated again.
+    wrapped = edited.replace(
+        "    if rank == 0:", "    model = DistributedDataParallel(model)\n    if rank == 0:"
+    )
+    assert findings(train, wrapped, carry) == findings(train, wrapped, None) == [("DDP005", 9)]
+    assert taken and not any(taken)
+    taken.clear()
+    assert findings(train, wrapped + "# again\n", carry) == [("DDP005", 9)]
+    assert taken and all(taken)
+
+
+def test_a_summary_bound_to_values_from_the_document_is_replayed_only_with_the_same_values(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`sync(x, rank)` as rank 0 is simulated with `rank` bound to the document's rank value,
+    whose origin (a node of the document) changes with every edit."""
+    helpers, train = tmp_path / "helpers.py", tmp_path / "train.py"
+    helpers.write_text(
+        "import torch.distributed as dist\n\n\n"
+        "def sync(x, rank):\n    if rank == 0:\n        dist.barrier()\n"
+    )
+    text = (
+        "import torch.distributed as dist\n\nfrom helpers import sync\n\n\n"
+        "def step(x):\n    sync(x, dist.get_rank())\n"
+    )
+    taken = replays(monkeypatch)
+    carry = Carry()
+    assert findings(train, text, carry) == findings(train, text, None) == []  # reported in helpers.py
+    assert findings(train, text + "# an edit\n", carry) == []
+    # Bound to the document's rank (as rank 0 and as another rank): simulated again; `sync`
+    # checked on its own, its parameter bound to nothing: taken.
+    assert taken == [False, False, True, True]

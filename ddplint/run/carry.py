@@ -8,7 +8,9 @@ afresh, but the flags of the functions the file reaches (whether each may reach 
 see `Analysis.flags`: a tenth of a check of timm's `train.py`) are taken from the check before
 wherever nothing they depend on changed: no module they were read from, and nothing the changed
 modules show the others (see ddplint.model.project.interface). The server also carries the
-functions the calls of unchanged modules run.
+functions the calls of unchanged modules run, and the summaries of their functions, which the
+next check takes only where replaying their questions proves them (see
+ddplint.analysis.divergence.replay).
 """
 
 from __future__ import annotations
@@ -37,9 +39,13 @@ class Carry:
         self._settings: tuple | None = None
         self._flags: dict = {}
         self._resolutions: dict[str, dict] = {}
+        self._summaries: dict = {}
 
     def bring(self, project: Project, settings: Settings) -> int:
-        """Give `project`'s analysis the flags of the last check that still hold; how many."""
+        """Give `project`'s analysis the flags of the last check that still hold, and the
+        summaries of the functions of unchanged modules to replay; how many flags."""
+        found = analysis.divergence(project, settings)
+        found.keep_logs()
         if not self._flags or not _same_project(
             project, settings, self._settings, self._files, self._unloaded
         ):
@@ -66,7 +72,10 @@ class Carry:
                 ok = fresh[modules] = not any(id(module) in stale for module in modules)
             if ok:
                 held[key] = (flags, modules)
-        analysis.divergence(project, settings).adopt_flags(held)
+        found.adopt_flags(held)
+        # Of the functions of unchanged modules: replaying a summary asks its questions again.
+        summaries = {key: entry for key, entry in self._summaries.items() if id(entry[0]) not in stale}
+        found.adopt_summaries(summaries)
         return len(held)
 
     def keep(self, project: Project, settings: Settings) -> None:
@@ -80,7 +89,9 @@ class Carry:
         self._interfaces = interfaces
         self._unloaded = dict(project.unloaded)
         self._settings = _settings_key(settings)
-        self._flags = analysis.divergence(project, settings).settled_flags()
+        settled = analysis.divergence(project, settings)
+        self._flags = settled.settled_flags()
+        self._summaries = settled.settled_summaries()
         self._resolutions = project.resolutions()
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import Kind, Val, const
 from ddplint.analysis.divergence.labels import timeline
+from ddplint.analysis.divergence.replay import Question, Recorder, answers_hold, same
 from ddplint.analysis.divergence.results import Cause, Finding, Summary, Update
 from ddplint.analysis.divergence.seq import (
     Choice,
@@ -36,6 +37,9 @@ from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
 
 MAX_DEPTH = 12  # nested summaries being computed at once
+# A summary as an analysis settled it: its function's module, the summary, the values its
+# parameters were bound to, and its simulation's questions (see replay.py).
+Settled = tuple[ModuleFacts, Summary, tuple, list[Question]]
 _CONFIGURED_COLLECTIVE = cat.LibraryCall(cat.Role.COLLECTIVE, "listed in `collectives`")
 _CONFIGURED_PREDICATE = cat.LibraryCall(cat.Role.MAIN, "listed in `rank-predicates`")
 
@@ -78,6 +82,10 @@ class Analysis:
         self._configurations: dict[int, list[str]] = {}  # by module (see _launch_configurations)
         self._importers: dict[str, list[ModuleFacts]] | None = None
         self._strings: dict[cst.SimpleString, object] = {}
+        # Set by `keep_logs`: each simulation's questions, by summary key (see replay.py).
+        self._logs: dict[tuple, tuple[ModuleFacts, tuple, list[Question]]] | None = None
+        # Summaries of an earlier analysis, taken when their questions get the same answers.
+        self._carried: dict[tuple, Settled] = {}
 
     # Facts the simulator asks for -----------------------------------------------------------
 
@@ -550,11 +558,50 @@ class Analysis:
         self._running.add(key)
         try:
             context = tuple(_context_value(a) for a in args)
-            result = Simulator(self, facts, scope, rank_zero, context, world).run()
+            result = self._replayed(key, context)
+            if result is None and self._logs is not None:
+                log: list[Question] = []
+                result = Simulator(Recorder(self, log), facts, scope, rank_zero, context, world).run()
+                self._logs[key] = (facts, context, log)
+            elif result is None:
+                result = Simulator(self, facts, scope, rank_zero, context, world).run()
         finally:
             self._running.discard(key)
         self._summaries[key] = result
         return result
+
+    def _replayed(self, key: tuple, context: tuple) -> Summary | None:
+        """The earlier analysis' summary for `key`, when the simulation would produce it again:
+        bound to the same values, and every question it asked answered the same (asked here, in
+        the order it asked them, as the simulation would first)."""
+        carried = self._carried.pop(key, None)
+        if carried is None:
+            return None
+        facts, summary, before, log = carried
+        if not same(context, before) or not answers_hold(self, log):
+            return None
+        if self._logs is not None:
+            self._logs[key] = (facts, before, log)
+        return summary
+
+    def keep_logs(self) -> None:
+        """Record each simulation's questions, for `settled_summaries`."""
+        if self._logs is None:
+            self._logs = {}
+
+    def settled_summaries(self) -> dict[tuple, Settled]:
+        """The summaries simulated (or replayed) since `keep_logs`, with their function's module,
+        the values their parameters were bound to and their questions."""
+        return {
+            key: (facts, self._summaries[key], context, log)
+            for key, (facts, context, log) in (self._logs or {}).items()
+        }
+
+    def adopt_summaries(self, settled: dict[tuple, Settled]) -> None:
+        """Offer summaries an earlier analysis settled (see `settled_summaries`), keyed by the
+        functions of modules this project holds unchanged (the same objects): each is taken when
+        first needed, if replaying its questions proves it (see ddplint.analysis.divergence.replay)."""
+        self._carried = dict(settled)
 
     # Findings -----------------------------------------------------------------------------
 
