@@ -251,3 +251,37 @@ def test_a_failing_run_is_tried_once_and_each_file_checked_alone(tmp_path: Path,
     assert _found(cls, "./a.py", TWO.read_text(encoding="utf-8")) == expected
     assert _found(cls, "./b.py", TWO.read_text(encoding="utf-8")) == expected
     assert runs == [["."]]
+
+
+FLAKE8_THEN_FROZEN = """
+import gc, sys
+from flake8.main.cli import main
+main(sys.argv[1:])
+print(gc.get_freeze_count(), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "frozen"),
+    [
+        (["examples/train.py"], True),  # one file: flake8 exits after it
+        (["-", "--stdin-display-name", "examples/train.py"], True),
+        (["examples/train.py", "tests/data/two_findings.py"], False),  # its workers may copy the process
+        (["--select", "E", "examples/train.py"], False),  # nothing of ddplint's ran
+    ],
+)
+def test_a_flake8_process_that_checks_one_file_keeps_the_trees_out_of_the_collectors_reach(
+    args: list[str], frozen: bool
+) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", FLAKE8_THEN_FROZEN, "--isolated", "--exit-zero", *args],
+        cwd=REPO,
+        input=EXAMPLE.read_bytes(),
+        capture_output=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert (int(done.stderr.decode().split()[-1]) > 0) is frozen

@@ -113,7 +113,9 @@ def looked_at(monkeypatch) -> list[str]:
     asked: list[str] = []
     real = flake8_findings.findings
     monkeypatch.setattr(
-        flake8_findings, "findings", lambda filename, *rest: asked.append(filename) or real(filename, *rest)
+        flake8_findings,
+        "findings",
+        lambda filename, *rest, **named: asked.append(filename) or real(filename, *rest, **named),
     )
     return asked
 

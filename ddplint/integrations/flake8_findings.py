@@ -120,7 +120,9 @@ def run_ahead(options: Any, selection: Selection, budget: float, noqa: bool) -> 
         return  # stdin, or no file flake8 reports ddplint's codes for
     _whole_run(files, os.getcwd(), budget, noqa)
     if len(_flake8_files(options) or ()) < 2:
-        return  # flake8 checks one file in its own process: no worker will copy it
+        # flake8 checks one file in its own process, then exits: no worker will copy it.
+        settle_for_exit()
+        return
     # The trees' cycles freed, and the pages they held given back, before the workers copy
     # this process: else each worker's collector walks them again.
     gc.collect()
@@ -128,9 +130,17 @@ def run_ahead(options: Any, selection: Selection, budget: float, noqa: bool) -> 
 
 
 def findings(
-    filename: str, lines: list[str], options: Any, selection: Selection | None, budget: float, noqa: bool
+    filename: str,
+    lines: list[str],
+    options: Any,
+    selection: Selection | None,
+    budget: float,
+    noqa: bool,
+    *,
+    last: bool = False,
 ) -> list[tuple[int, int, str]]:
-    """(row, 0-based column, "CODE message") of each finding flake8 is to report for `lines`."""
+    """(row, 0-based column, "CODE message") of each finding flake8 is to report for `lines`;
+    `last`: the only file flake8's process checks (stdin) before it exits."""
     diagnostics = None
     if options is not None and selection is not None:
         diagnostics = _from_whole_run(filename, lines, options, selection, budget, noqa)
@@ -139,7 +149,17 @@ def findings(
         diagnostics = check_buffer(
             filename, "".join(lines), _analysis_settings(folder), budget=budget, noqa=noqa
         ).diagnostics
+        if last:
+            settle_for_exit()
     return rows_of(diagnostics)
+
+
+def settle_for_exit() -> None:
+    """Put what the check left (the trees of the modules around the file, garbage or not) out
+    of the cycle collector's reach, in a flake8 process that checks nothing else before it exits:
+    its collections while pyflakes and pycodestyle run, and its last one at exit, walked them all
+    (0.8 of 2.3 s on timm's `train.py`)."""
+    gc.freeze()
 
 
 def buffer_rows(

@@ -167,7 +167,13 @@ class Plugin:
             from ddplint.integrations import flake8_findings
 
             return flake8_findings.findings(
-                self.filename, self.lines, self.options, self.selection, self.context_budget, self.honour_noqa
+                self.filename,
+                self.lines,
+                self.options,
+                self.selection,
+                self.context_budget,
+                self.honour_noqa,
+                last=self.from_stdin,
             )
         except Exception as exc:  # a bug of ours must not stop flake8's run
             return [(1, 0, f"DDP900 internal error in ddplint ({type(exc).__name__}: {exc}) — please report")]
