@@ -62,8 +62,10 @@ def answers_hold(analysis: Any, log: list[Question]) -> bool:
 
 def same(a: Any, b: Any) -> bool:
     """Whether `a` and `b` are the same to a simulation: the same object, or plain values,
-    tuples, abstract values and summaries made of the same objects. Nodes, modules, functions
-    and the operations of a sequence count only as themselves."""
+    tuples, abstract values and summaries made of the same objects. Nodes, modules, functions,
+    the operations of a sequence and the labels of values' origins count only as themselves: a
+    label names a line, and the edited file keeps the nodes of the statements an edit left
+    alone, at other lines when the edit added or removed some above them."""
     if a is b:
         return True
     if type(a) is not type(b):
@@ -77,7 +79,7 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same(a[key], b[key]) for key in a)
     if isinstance(a, OriginLabel):
-        return a.node is b.node and a.label == b.label and a.file == b.file
+        return False
     if isinstance(a, _VALUES):
         return all(same(getattr(a, f.name), getattr(b, f.name)) for f in fields(a))
     return False
