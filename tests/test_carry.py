@@ -10,6 +10,7 @@ from pathlib import Path
 from ddplint.run.buffer import check_buffer
 from ddplint.run.carry import Carry
 from ddplint.settings import Settings
+from ddplint.syntax.reparse import DocumentParser
 
 HELPERS = """\
 import torch.distributed as dist
@@ -287,3 +288,32 @@ def test_a_summary_bound_to_values_from_the_document_is_replayed_only_with_the_s
     # Bound to the document's rank (as rank 0 and as another rank): simulated again; `sync`
     # checked on its own, its parameter bound to nothing: taken.
     assert taken == [False, False, True, True]
+
+
+def test_a_message_names_the_line_a_value_comes_from_after_lines_were_added_above_it(tmp_path: Path) -> None:
+    """The edited document keeps the nodes of the statements an edit left alone (parsed in
+    pieces): `loader`'s node is the same, one line lower. A summary of `log_and_pass` bound to
+    the value it comes from, and returning it, must not bring back the line it had before."""
+    helpers, train = tmp_path / "helpers.py", tmp_path / "train.py"
+    helpers.write_text(
+        "import torch.distributed as dist\n\n\n"
+        "def log_and_pass(value, loss):\n    dist.all_reduce(loss)\n    return value\n"
+    )
+    filler = "".join(f"    x{i} = {i}\n" for i in range(1200))  # large enough to be parsed in pieces
+    text = (
+        "import torch.distributed as dist\n\nfrom helpers import log_and_pass\n\n\n"
+        "def train(loader, model):\n" + filler + "    for batch in loader:\n        loss = model(batch)\n"
+        "        v = log_and_pass(loss.item(), loss)\n        if v > 10:\n            continue\n"
+        "        dist.barrier()\n"
+    )
+    parser, carry = DocumentParser(), Carry()
+
+    def messages(version: str, **kept) -> list[tuple[int, str]]:
+        found = check_buffer(str(train), version, Settings(root=tmp_path), **kept).diagnostics
+        return [(d.location.row, d.message) for d in found]
+
+    assert messages(text, parser=parser, carry=carry) == messages(text)
+    shifted = text.replace("def train(loader, model):\n", "def train(loader, model):\n    # a comment\n")
+    found = messages(shifted, parser=parser, carry=carry)
+    assert found == messages(shifted)
+    assert [(row, "items of `loader` (train.py:1208)" in message) for row, message in found] == [(1212, True)]
