@@ -58,7 +58,7 @@ def daemon(runtime: dict[str, str]):
 
 
 def ask(text: str, filename: str = "examples/train.py", *, from_stdin: bool = False) -> list | None:
-    rows = daemon_client.flake8_rows(filename, text, from_stdin=from_stdin, budget=2.0, noqa=True)
+    rows = daemon_client.ask(filename, text, from_stdin=from_stdin, budget=2.0, noqa=True).rows()
     return None if rows is None else [(row, column, message.split()[0]) for row, column, message in rows]
 
 

@@ -74,17 +74,17 @@ def stamp() -> str:
 def send(request: dict, timeout: float = ANSWER_TIMEOUT) -> dict | None:
     """The daemon's answer to `request`; None when no daemon answers (none runs, it is busy
     past `timeout`, it failed)."""
-    return answer_on(sent(request), timeout)
+    return answer_on(sent(request, timeout), timeout)
 
 
-def sent(request: dict) -> socket.socket | None:
+def sent(request: dict, timeout: float = ANSWER_TIMEOUT) -> socket.socket | None:
     """A connection to the daemon over which `request` went; None when none took it."""
     where = address()
     if where is None:
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        conn.settimeout(ANSWER_TIMEOUT)
+        conn.settimeout(timeout)
         conn.connect(str(where))
         conn.sendall(json.dumps(request).encode("utf-8"))
         conn.shutdown(socket.SHUT_WR)
@@ -115,15 +115,6 @@ def receive(conn: socket.socket) -> bytes:
     return b"".join(parts)
 
 
-def flake8_rows(
-    filename: str, text: str, *, from_stdin: bool, budget: float, noqa: bool
-) -> list[tuple[int, int, str]] | None:
-    """The daemon's (row, 0-based column, "CODE message") for `text` as `filename`, as flake8's
-    process would find them; None when no daemon of this code answers (one is then started,
-    for the next run)."""
-    return ask(filename, text, from_stdin=from_stdin, budget=budget, noqa=noqa).rows()
-
-
 class Asked:
     """A question sent to the daemon whose answer is read later: flake8 checks the file with
     its own plugins meanwhile, and the daemon's work is done beside theirs."""
@@ -136,7 +127,9 @@ class Asked:
         return self.request["filename"] == filename and self.request["text"] == text
 
     def rows(self) -> list[tuple[int, int, str]] | None:
-        """As `flake8_rows`: the rows, or None (and a daemon started) when none came."""
+        """The daemon's (row, 0-based column, "CODE message") for the text, as flake8's process
+        would find them; None when no daemon of this code answers (one is then started, for the
+        next run)."""
         conn, self._conn = self._conn, None
         answer = answer_on(conn)
         rows = None if answer is None else answer.get("rows")
@@ -157,7 +150,7 @@ class Asked:
 
 
 def ask(filename: str, text: str, *, from_stdin: bool, budget: float, noqa: bool) -> Asked:
-    """Send the daemon the question `flake8_rows` asks, without waiting for its answer."""
+    """Ask the daemon for the flake8 rows of `text` as `filename`, without waiting for them."""
     request = {
         "stamp": stamp(),
         "cwd": os.getcwd(),

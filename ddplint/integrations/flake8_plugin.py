@@ -145,7 +145,7 @@ class Plugin:
             else:
                 if asked is not None:
                     asked.drop()
-                rows = self._ask_daemon()
+                rows = self.question(self.filename, "".join(self.lines)).rows()
             if rows is not None:
                 for row, column, message in rows:
                     yield row, column, message, type(self)
@@ -153,12 +153,14 @@ class Plugin:
         for row, column, message in self.own_rows():
             yield row, column, message, type(self)
 
-    def _ask_daemon(self) -> list[tuple[int, int, str]] | None:
+    @classmethod
+    def question(cls, filename: str, text: str) -> Any:
+        """The daemon asked for `text` as `filename`, under this run's settings (its answer is
+        read later: daemon_client.Asked)."""
         from ddplint.integrations import daemon_client
 
-        text = "".join(self.lines)
-        return daemon_client.flake8_rows(
-            self.filename, text, from_stdin=self.from_stdin, budget=self.context_budget, noqa=self.honour_noqa
+        return daemon_client.ask(
+            filename, text, from_stdin=cls.from_stdin, budget=cls.context_budget, noqa=cls.honour_noqa
         )
 
     def own_rows(self) -> list[tuple[int, int, str]]:
@@ -176,7 +178,7 @@ class Plugin:
                 last=self.from_stdin,
             )
         except Exception as exc:  # a bug of ours must not stop flake8's run
-            return [(1, 0, f"DDP900 internal error in ddplint ({type(exc).__name__}: {exc}) — please report")]
+            return [(1, 0, _internal_error(exc))]
 
 
 def _ask_daemon_early(plugin: type[Plugin], options: Any, path: str) -> Any:
@@ -194,15 +196,7 @@ def _ask_daemon_early(plugin: type[Plugin], options: Any, path: str) -> Any:
         else:
             with tokenize.open(path) as file:  # as flake8 reads a file
                 text = file.read()
-        from ddplint.integrations import daemon_client
-
-        return daemon_client.ask(
-            filename,
-            text,
-            from_stdin=plugin.from_stdin,
-            budget=plugin.context_budget,
-            noqa=plugin.honour_noqa,
-        )
+        return plugin.question(filename, text)
     except Exception:  # asked again when flake8 hands the file over
         return None
 
@@ -237,4 +231,8 @@ def report_later(logical_line: str, tokens: list[tokenize.TokenInfo], filename: 
             rows = later.plugin.own_rows()
         return [((row, column), message) for row, column, message in rows]
     except Exception as exc:  # flake8 stops at a plugin's exception
-        return [((1, 0), f"DDP900 internal error in ddplint ({type(exc).__name__}: {exc}) — please report")]
+        return [((1, 0), _internal_error(exc))]
+
+
+def _internal_error(exc: Exception) -> str:
+    return f"DDP900 internal error in ddplint ({type(exc).__name__}: {exc}) — please report"

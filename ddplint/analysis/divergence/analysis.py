@@ -559,12 +559,12 @@ class Analysis:
         try:
             context = tuple(_context_value(a) for a in args)
             result = self._replayed(key, context)
-            if result is None and self._logs is not None:
+            if result is None:
                 log: list[Question] = []
-                result = Simulator(Recorder(self, log), facts, scope, rank_zero, context, world).run()
-                self._logs[key] = (facts, context, log)
-            elif result is None:
-                result = Simulator(self, facts, scope, rank_zero, context, world).run()
+                asked = self if self._logs is None else Recorder(self, log)
+                result = Simulator(asked, facts, scope, rank_zero, context, world).run()
+                if self._logs is not None:
+                    self._logs[key] = (facts, context, log)
         finally:
             self._running.discard(key)
         self._summaries[key] = result
