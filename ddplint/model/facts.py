@@ -262,6 +262,11 @@ class ModuleFacts:
         # Whether the text spells a device string built from a value (see DDP006).
         self.builds_device_string = BUILT_DEVICE_STRING.search(source.text) is not None
         _Walker(self).walk_module(tree)
+        # Each class's bases, import-resolved: what resolution reads of a class it does not
+        # simulate, without its tree (see ddplint.model.skeleton).
+        self.class_bases: dict[str, tuple[str | None, ...]] = {
+            name: tuple(self.qualname(base.value) for base in node.bases) for name, node in self.classes.items()
+        }
         for scope in self.scopes:
             # Most functions have no loop and read no rank name: an empty set alone costs 216
             # bytes, more than the scope's other fields together.

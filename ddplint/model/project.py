@@ -139,7 +139,7 @@ class Project:
             if found is not None:
                 return facts, found
             # A class instantiated: its __init__ runs.
-            if name in facts.classes:
+            if name in facts.class_bases:
                 return self.method(facts, name, "__init__")
             # An instance of a project class called: `early_stopping(val_loss)` runs `__call__`.
             return self._instance_method(facts, scope, f"{name}.__call__")
@@ -153,7 +153,7 @@ class Project:
         if found is None:
             head, _, tail = name.rpartition(".")
             module = self.module(head, facts)
-            if module is not None and tail in module.classes:
+            if module is not None and tail in module.class_bases:
                 return self.method(module, tail, "__init__")
         return found
 
@@ -197,7 +197,7 @@ class Project:
             lambda: [
                 (module, name)
                 for module in program
-                for name in module.classes
+                for name in module.class_bases
                 if _squashed(name).endswith(spelled)
             ],
         )
@@ -242,14 +242,14 @@ class Project:
             spelled = dotted_name(value.func)
             if spelled is None:
                 continue
-            if spelled in facts.classes:
+            if spelled in facts.class_bases:
                 found = self.method(facts, spelled, method)
             else:
                 module_name, _, class_name = facts.imports.resolve_dotted(spelled).rpartition(".")
                 module = self.module(module_name, facts)
                 found = (
                     self.method(module, class_name, method)
-                    if module and class_name in module.classes
+                    if module and class_name in module.class_bases
                     else None
                 )
             if found is not None:
@@ -263,14 +263,10 @@ class Project:
         if depth > 4:
             return None
         # Base classes defined in the same module or imported from the project.
-        node = facts.classes.get(class_name)
-        if node is None:
-            return None
-        for base in node.bases:
-            base_name = facts.qualname(base.value)
+        for base_name in facts.class_bases.get(class_name, ()):
             if base_name is None:
                 continue
-            if base_name in facts.classes:
+            if base_name in facts.class_bases:
                 found = self.method(facts, base_name, method, depth + 1)
             else:
                 found = self.lookup(f"{base_name}.{method}", facts)
@@ -299,11 +295,10 @@ class Project:
                     continue
                 if value is not None and dotted_name(target) == name:
                     return facts, value
-        for base in node.bases:
-            base_name = facts.qualname(base.value)
+        for base_name in facts.class_bases[class_name]:
             if base_name is None:
                 continue
-            if base_name in facts.classes:
+            if base_name in facts.class_bases:
                 found = self.class_field(facts, base_name, name, depth + 1)
             else:
                 module_name, _, base_class = base_name.rpartition(".")
@@ -330,10 +325,7 @@ def interface(facts: ModuleFacts) -> tuple:
         facts.filename,
         facts.module_name,
         tuple(facts.functions),
-        tuple(
-            (name, tuple(facts.qualname(base.value) for base in node.bases))
-            for name, node in facts.classes.items()
-        ),
+        tuple(facts.class_bases.items()),
         tuple(imports.aliases.items()),
         tuple((name, tuple(sorted(targets))) for name, targets in imports.bindings.items()),
     )

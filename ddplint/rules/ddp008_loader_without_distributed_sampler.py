@@ -291,19 +291,15 @@ def _iterable_class(ctx: Context, facts: ModuleFacts, qualified: str, depth: int
     if qualified.rsplit(".", 1)[-1] in ITERABLE_BASES:
         return True
     module, class_name = facts, qualified
-    if qualified not in facts.classes:
+    if qualified not in facts.class_bases:
         head, _, class_name = qualified.rpartition(".")
         module = ctx.project.module(head, facts)
         if module is None:
             return False
-    node = module.classes.get(class_name)
-    if node is None:
-        return False
-    for base in node.bases:
-        base_name = module.qualname(base.value)
-        if base_name is not None and _iterable_class(ctx, module, base_name, depth + 1):
-            return True
-    return False
+    return any(
+        base_name is not None and _iterable_class(ctx, module, base_name, depth + 1)
+        for base_name in module.class_bases.get(class_name, ())
+    )
 
 
 def _under_distributed_test(facts: ModuleFacts, scope: Scope, call: cst.Call) -> bool:

@@ -523,7 +523,7 @@ class Analysis:
         return result
 
     def module_global(self, facts: ModuleFacts, name: str, rank_zero: bool) -> Val | None:
-        if name in facts.functions or name in facts.classes or name in facts.imports.aliases:
+        if name in facts.functions or name in facts.class_bases or name in facts.imports.aliases:
             return None
         values = facts.module_scope.assignments.get(name)
         if not values:
