@@ -265,7 +265,8 @@ class ModuleFacts:
         # Each class's bases, import-resolved: what resolution reads of a class it does not
         # simulate, without its tree (see ddplint.model.skeleton).
         self.class_bases: dict[str, tuple[str | None, ...]] = {
-            name: tuple(self.qualname(base.value) for base in node.bases) for name, node in self.classes.items()
+            name: tuple(self.qualname(base.value) for base in node.bases)
+            for name, node in self.classes.items()
         }
         for scope in self.scopes:
             # Most functions have no loop and read no rank name: an empty set alone costs 216
