@@ -140,7 +140,12 @@ DDP_WRAPPERS = frozenset(
         "torch.distributed.fsdp.fully_shard",
     }
 )
+# What a module's text spells when a call in it may be one of the wrappers (the last part of the
+# name: an import spells it when the call does not), looked for while its text is at hand.
+WRAPPER_WORDS = tuple(sorted({name.rsplit(".", 1)[-1] for name in DDP_WRAPPERS}))
 DISTRIBUTED_ENGINES = frozenset({"deepspeed.initialize", "accelerate.Accelerator"})
+# DeepSpeed's device interface: `get_accelerator().set_device(i)` sets the device.
+ACCELERATOR_GETTER = "get_accelerator"
 
 # Methods of accelerate's Accelerator that every process must call (accelerator.py, 1.15).
 ACCELERATE_COLLECTIVES: dict[str, str] = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 
+from ddplint.model.catalogue import ACCELERATOR_GETTER
 from ddplint.model.facts import ModuleFacts, Scope, child_nodes
 from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
@@ -138,12 +139,17 @@ def assignment_target(scope: Scope, value: cst.BaseExpression) -> cst.BaseExpres
 def accelerator_set_device(facts: ModuleFacts, node: cst.Call) -> bool:
     """DeepSpeed's `get_accelerator().set_device(i)` (accelerator/cuda_accelerator.py, 0.16.5:
     torch.cuda.set_device underneath)."""
+    if not facts.spells_accelerator:
+        return False  # most modules: their calls' nodes left unread
     func = node.func
     if not (isinstance(func, cst.Attribute) and func.attr.value == "set_device"):
         return False
     inner = func.value
     name = dotted_name(inner.func) if isinstance(inner, cst.Call) else None
-    return name is not None and facts.imports.resolve_dotted(name) == "deepspeed.accelerator.get_accelerator"
+    return (
+        name is not None
+        and facts.imports.resolve_dotted(name) == f"deepspeed.accelerator.{ACCELERATOR_GETTER}"
+    )
 
 
 def names_in(node: cst.CSTNode) -> set[str]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from ddplint.model.catalogue import BUILT_DEVICE_STRING, RANK_WORDS
+from ddplint.model.catalogue import ACCELERATOR_GETTER, BUILT_DEVICE_STRING, RANK_WORDS, WRAPPER_WORDS
 from ddplint.model.names import ImportMap, dotted_name, looks_like_data
 from ddplint.model.signatures import SIGNATURES, BoundArgs, bind
 from ddplint.syntax.lazycst import cst
@@ -50,6 +50,8 @@ class CallSite:
     loop: Loop | None
     # `x` in `x = Call(...)` / `self.x = Call(...)`.
     target: str | None = None
+    # `a.b` in `a.b.m()`, as written (not import-resolved); None for a call of a plain name.
+    receiver: str | None = None
 
     def bound(self) -> BoundArgs:
         return bind(self.node, SIGNATURES.get(self.name or "", ()))
@@ -57,14 +59,6 @@ class CallSite:
     @property
     def method(self) -> str | None:
         return self.name.rsplit(".", 1)[-1] if self.name else None
-
-    @property
-    def receiver(self) -> str | None:
-        """`a.b` in `a.b.m()`, as written (not import-resolved)."""
-        func = self.node.func
-        if isinstance(func, cst.Attribute):
-            return dotted_name(func.value)
-        return None
 
 
 @dataclass(eq=False, slots=True)
@@ -86,6 +80,10 @@ class Scope:
     rank_names: set[str] | frozenset[str] = field(default_factory=set)
     # Iterates something that reads as per-rank data, or reads gradients: its result may diverge.
     reads_data: bool = False
+    # For each name in `assignments`, what each of its values calls to build it: the callee's
+    # dotted spelling ("" when it has none, `f()()`), None for a value that is no call. What
+    # resolving `x.method()` reads, without the nodes (see ddplint.model.skeleton).
+    builders: dict[str, tuple[str | None, ...]] = field(default_factory=dict)
 
     def values_of(self, dotted: str) -> list[cst.BaseExpression]:
         """Every value assigned to `dotted` in this scope, then in enclosing ones."""
@@ -236,6 +234,11 @@ def _param_names(params: cst.Parameters) -> list[str]:
 # Shared by every scope that has none, and immutable: nothing adds to facts after the walk.
 _NO_LOOPS: tuple[Loop, ...] = ()
 _NO_NAMES: frozenset[str] = frozenset()
+_NO_BUILDERS: dict[str, tuple[str | None, ...]] = {}  # never written to, like the two above
+
+
+def _builders(values: list[cst.BaseExpression]) -> tuple[str | None, ...]:
+    return tuple((dotted_name(v.func) or "") if isinstance(v, cst.Call) else None for v in values)
 
 
 class ModuleFacts:
@@ -261,6 +264,10 @@ class ModuleFacts:
         self.has_try = False  # a `try` statement anywhere in the module
         # Whether the text spells a device string built from a value (see DDP006).
         self.builds_device_string = BUILT_DEVICE_STRING.search(source.text) is not None
+        # Whether a value here may be built by a DDP/FSDP wrapper (see catalogue.WRAPPER_WORDS).
+        self.spells_wrapper = any(word in source.text for word in WRAPPER_WORDS)
+        # Whether it may call DeepSpeed's `get_accelerator()` (see expressions.accelerator_set_device).
+        self.spells_accelerator = ACCELERATOR_GETTER in source.text
         _Walker(self).walk_module(tree)
         # Each class's bases, import-resolved: what resolution reads of a class it does not
         # simulate, without its tree (see ddplint.model.skeleton).
@@ -275,6 +282,15 @@ class ModuleFacts:
                 scope.loops = _NO_LOOPS
             if not scope.rank_names:
                 scope.rank_names = _NO_NAMES
+            scope.builders = (
+                {name: _builders(values) for name, values in scope.assignments.items()}
+                if scope.assignments
+                else _NO_BUILDERS
+            )
+        self.class_attr_builders = {
+            class_name: {attr: _builders(values) for attr, values in attrs.items()}
+            for class_name, attrs in self.class_attrs.items()
+        }
 
     @property
     def filename(self) -> str:
@@ -362,6 +378,17 @@ class ModuleFacts:
         if dotted.startswith("self.") and scope.class_name is not None:
             return self.class_attrs.get(scope.class_name, {}).get(dotted[5:], [])
         return scope.values_of(dotted)
+
+    def builders_of(self, scope: Scope, dotted: str) -> tuple[str | None, ...]:
+        """What each value `values_of` gives calls to build it (see `Scope.builders`)."""
+        if dotted.startswith("self.") and scope.class_name is not None:
+            return self.class_attr_builders.get(scope.class_name, {}).get(dotted[5:], ())
+        found: Scope | None = scope
+        while found is not None:
+            if dotted in found.builders:
+                return found.builders[dotted]
+            found = found.parent
+        return ()
 
     def all_calls(self):
         for scope in self.scopes:
@@ -544,7 +571,11 @@ class _Walker:
             if kind is cst.Call:
                 name = dotted_name(current.func)
                 resolved = self.facts.imports.resolve_dotted(name) if name else None
-                self.scope.calls.append(CallSite(current, resolved, self.scope, self.loop, current_target))
+                func = current.func
+                receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+                self.scope.calls.append(
+                    CallSite(current, resolved, self.scope, self.loop, current_target, receiver)
+                )
             elif kind is cst.Yield:
                 self.scope.is_generator = True
             elif kind is cst.Name:

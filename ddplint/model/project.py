@@ -176,7 +176,7 @@ class Project:
         head, _, method = name.rpartition(".")
         if not head or head == "self" or head.count(".") > 1:
             return None
-        if any(isinstance(v, cst.Call) for v in facts.values_of(scope, head)):
+        if any(built is not None for built in facts.builders_of(scope, head)):
             return None  # built by something in view, which resolution already followed
         spelled = _squashed(head.rsplit(".", 1)[-1])
         if len(spelled) < 5:
@@ -236,12 +236,9 @@ class Project:
         return None
 
     def _constructed_instance_method(self, facts: ModuleFacts, scope: Scope, head: str, method: str):
-        for value in facts.values_of(scope, head):
-            if not isinstance(value, cst.Call):
-                continue
-            spelled = dotted_name(value.func)
-            if spelled is None:
-                continue
+        for spelled in facts.builders_of(scope, head):
+            if not spelled:
+                continue  # no call, or no name it calls
             if spelled in facts.class_bases:
                 found = self.method(facts, spelled, method)
             else:

@@ -32,7 +32,7 @@ from ddplint.analysis.divergence.seq import (
 from ddplint.analysis.divergence.simulate import Simulator, launch_class_test, unpacked
 from ddplint.model import catalogue as cat
 from ddplint.model.expressions import constructed_by, returned_values
-from ddplint.model.facts import ModuleFacts, Scope, child_nodes, own_nodes
+from ddplint.model.facts import CallSite, ModuleFacts, Scope, child_nodes, own_nodes
 from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
 
@@ -51,7 +51,8 @@ class _Flagged:
     facts: ModuleFacts
     scope: Scope
     flags: list[bool]  # reach, special, calls a parameter: grown to the fixpoint
-    calls: list[tuple[ModuleFacts, Scope, bool]]  # project functions called, passing a parameter?
+    # Project functions called, each with the call (does it pass a parameter on? see `_passes`).
+    calls: list[tuple[ModuleFacts, Scope, CallSite]]
     modules: int  # the modules whose functions it reaches (itself included), as bits (see `_bit`)
     direct_checked: bool = False
 
@@ -182,9 +183,10 @@ class Analysis:
                 own = flagged.flags
                 grown = own[:]
                 modules = flagged.modules
-                for _, callee, passes in flagged.calls:
+                for _, callee, call in flagged.calls:
                     (reach, special, calls_param), reached = of(callee)
-                    grown = [grown[0] or reach, grown[1] or special, grown[2] or (calls_param and passes)]
+                    passes = calls_param and not grown[2] and _passes(call, flagged.scope)
+                    grown = [grown[0] or reach, grown[1] or special, grown[2] or passes]
                     modules |= reached
                 if not grown[0] and not flagged.direct_checked:
                     # Its own calls are looked at only when none it calls reaches one: the check
@@ -265,8 +267,7 @@ class Analysis:
                 continue
             if _changes_held_object(call, target[1]):
                 special = True  # `self.counter.update(loss)`: what it leaves in the object matters
-            passes = any(dotted_name(arg.value) in params for arg in call.node.args)
-            calls.append((target[0], target[1], passes))
+            calls.append((target[0], target[1], call))
         return _Flagged(facts, scope, [False, special, calls_param], calls, self._bit(facts))
 
     def _in_protocol(self, facts: ModuleFacts, name: str) -> bool:
@@ -357,14 +358,15 @@ class Analysis:
             return True
         if receiver == "self" and (method in cat.LIGHTNING_COLLECTIVES or method == "log"):
             return True
-        # A call of a DDP-wrapped module held in a local, a global or a `self.` attribute.
+        # A call of a DDP-wrapped module held in a local, a global or a `self.` attribute: only
+        # in a module that spells a wrapper (its values read from its own assignments).
         return (
             any(
                 constructed_by(facts, scope, value, wrapper)
                 for value in facts.values_of(scope, name)
                 for wrapper in cat.DDP_WRAPPERS
             )
-            if name and "." not in name.replace("self.", "", 1)
+            if name and "." not in name.replace("self.", "", 1) and facts.spells_wrapper
             else False
         )
 
@@ -1114,13 +1116,19 @@ def _used_again(facts: ModuleFacts, scope: Scope, seq: Seq, update: Update) -> b
     return not trains
 
 
+def _passes(call: CallSite, scope: Scope) -> bool:
+    """Whether a call of `scope` passes one of its parameters on (as an argument's whole value).
+    Asked only of calls whose callee calls a parameter: reading the arguments reads the nodes."""
+    return any(dotted_name(arg.value) in scope.params for arg in call.node.args)
+
+
 def _changes_held_object(call, callee: Scope) -> bool:
     """`self.counter.update(...)`: a method of an object held in an attribute, which stores."""
     receiver = call.receiver or ""
     return (
         receiver.startswith("self.")
         and callee.class_name is not None
-        and any(name.startswith("self.") for name in callee.assignments)
+        and any(name.startswith("self.") for name in callee.builders)  # the names assigned
     )
 
 
@@ -1148,8 +1156,8 @@ _SIGNALS = ("torch.distributed.broadcast", "torch.distributed.broadcast_object_l
 
 def _follower_loop(facts: ModuleFacts, scope: Scope | None) -> bool:
     """A `while` loop in a function that tests the rank, holding a broadcast and a `break`."""
-    if scope is None or not scope.rank_names or not isinstance(scope.node, cst.FunctionDef):
-        return False
+    if scope is None or not scope.rank_names or scope.parent is None:
+        return False  # no rank test, or the module's own statements
     if not any(call.name in _SIGNALS for call in scope.calls):
         return False  # most functions: no tree walk
     for node in own_nodes(scope.node.body):
