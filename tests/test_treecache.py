@@ -18,6 +18,8 @@ from ddplint.syntax.reading import LoadError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRAIN = FIXTURES / "DDP005" / "bad_barrier_on_rank_zero.py"
+# What a kept file holds after its head when it keeps no skeleton (see test_skeleton.py).
+NO_SKELETON = (0).to_bytes(trees._SKELETON_SIZE, "big")
 
 
 @pytest.fixture
@@ -111,7 +113,7 @@ def test_a_damaged_tree_costs_a_parse(tmp_path: Path, parsed: list[str], damage:
     damaged = {
         "truncated": data[: len(data) // 2],
         "other format": b"ddplint-tree-0\n" + data[len(trees._MAGIC) :],
-        "not a pickle": data[:head] + zlib.compress(b"not a pickle"),
+        "not a pickle": data[:head] + NO_SKELETON + zlib.compress(b"not a pickle"),
     }[damage]
     kept.write_bytes(damaged)
     facts = _linter(tmp_path).load(str(TRAIN))
@@ -134,7 +136,7 @@ def test_a_foreign_tree_runs_no_code(tmp_path: Path, parsed: list[str]) -> None:
     kept = TreeCache(tmp_path).file_for(str(TRAIN))
     head = kept.read_bytes()[: len(trees._MAGIC) + trees._KEY_BYTES]
     target = tmp_path / "made"
-    kept.write_bytes(head + zlib.compress(pickle.dumps(_Payload(str(target)))))
+    kept.write_bytes(head + NO_SKELETON + zlib.compress(pickle.dumps(_Payload(str(target)))))
     facts = _linter(tmp_path).load(str(TRAIN))
     assert not target.exists()
     assert parsed == [str(TRAIN), str(TRAIN)]
@@ -145,7 +147,7 @@ def _plant(tmp_path: Path, hostile: object) -> None:
     """A kept file for TRAIN, with the right key, holding `hostile` pickled."""
     kept = TreeCache(tmp_path).file_for(str(TRAIN))
     head = kept.read_bytes()[: len(trees._MAGIC) + trees._KEY_BYTES]
-    kept.write_bytes(head + zlib.compress(pickle.dumps(hostile)))
+    kept.write_bytes(head + NO_SKELETON + zlib.compress(pickle.dumps(hostile)))
 
 
 class _Rewritten:
@@ -184,10 +186,10 @@ def test_a_tree_too_large_for_its_text_is_not_inflated(tmp_path: Path, parsed: l
     _linter(tmp_path).load(str(TRAIN))
     kept = TreeCache(tmp_path).file_for(str(TRAIN))
     data = kept.read_bytes()
-    head = len(trees._MAGIC) + trees._KEY_BYTES
+    start = len(data) - len(trees._whole_part(data))  # after the head and the skeleton
     # A whole tree, then padding (unpickling would stop before it): too large to be inflated.
     padding = b"\0" * (64 * len(TRAIN.read_text()) + (2 << 20))
-    kept.write_bytes(data[:head] + zlib.compress(zlib.decompress(data[head:]) + padding))
+    kept.write_bytes(data[:start] + zlib.compress(zlib.decompress(data[start:]) + padding))
     assert _linter(tmp_path).load(str(TRAIN)).functions
     assert parsed == [str(TRAIN), str(TRAIN)]
 

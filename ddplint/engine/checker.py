@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -54,7 +55,9 @@ def internal_error(filename: str, where: str, exc: BaseException | None = None) 
 class ModuleStore(Protocol):
     """Modules parsed by earlier runs, kept by the run around the engine (see ddplint.run.cache.trees)."""
 
-    def load(self, source: Source, module_name: str) -> ModuleFacts | None: ...
+    def load(
+        self, source: Source, module_name: str, *, skeleton: Callable[[], ModuleFacts] | None = None
+    ) -> ModuleFacts | None: ...
 
     def parser_for_edit(self, source: Source) -> DocumentParser | None: ...
 
@@ -96,12 +99,15 @@ class Linter:
         name = module_name or module_name_for(path)
         return ModuleFacts(source, tree, name, is_package=path.name == "__init__.py")
 
-    def load(self, filename: str, data: bytes | None = None) -> ModuleFacts:
+    def load(self, filename: str, data: bytes | None = None, *, context: bool = False) -> ModuleFacts:
+        """`context`: a module read only for what the checked ones need of it, whose kept
+        skeleton is enough until a node is asked for (see ddplint.model.skeleton)."""
         source = read_source(filename, data, self.settings.max_file_size)
         if self.trees is None:
             return self.facts_for(source)
         name = module_name_for(Path(filename))
-        facts = self.trees.load(source, name)
+        parse = (lambda: self.facts_for(source, name)) if context else None
+        facts = self.trees.load(source, name, skeleton=parse)
         if facts is None:
             # An edited module: parsed again where its kept version's pieces do not serve.
             parser = self.trees.parser_for_edit(source)

@@ -149,7 +149,7 @@ def _load(linter: Linter, path: Path) -> ModuleFacts:
     if cached is not None and cached[0] == key:
         _cache.move_to_end(path)
         return cached[1]
-    facts = linter.load(str(path))
+    facts = linter.load(str(path), context=True)
     _cache[path] = (key, facts)
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)

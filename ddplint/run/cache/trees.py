@@ -14,6 +14,7 @@ parse; it can neither run code nor change the trees of other modules.
 
 from __future__ import annotations
 
+import copyreg
 import functools
 import io
 import os
@@ -21,18 +22,23 @@ import pickle
 import shutil
 import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 from ddplint.model.facts import ModuleFacts
+from ddplint.model.skeleton import SKELETON_CLASSES, LazyModuleFacts, skeleton_object, skeleton_reducers
 from ddplint.run.cache.findings import CACHE_DIR, digest, is_folder, replace_whole
 from ddplint.syntax.parse import run_with_large_stack, unchecked_nodes
 from ddplint.syntax.reparse import REUSE_FROM, DocumentParser
 from ddplint.syntax.source import Source
 
 _PREFIX = "trees-"  # the folder of the trees kept by one version of ddplint's code
-_MAGIC = b"ddplint-tree-2\n"
+_MAGIC = b"ddplint-tree-3\n"
 _KEY_BYTES = 40  # a hex digest
 _HEAD = len(_MAGIC) + _KEY_BYTES
+# After the head: the size of the compressed skeleton (see ddplint.model.skeleton; 0 for none),
+# the skeleton, then the whole facts.
+_SKELETON_SIZE = 4
 # Edited modules kept whole that a run parses in pieces (see TreeCache.parser_for_edit).
 FRESH_PARSERS = 4
 # Speed over size: level 1 already shrinks a pickle about fourfold, to the size of the source.
@@ -81,13 +87,21 @@ class TreeCache:
         except OSError:  # none kept, or the folder cannot be read
             return False
 
-    def load(self, source: Source, module_name: str) -> ModuleFacts | None:
-        """The facts kept for this text of the module, named as this run names the file."""
+    def load(
+        self, source: Source, module_name: str, *, skeleton: Callable[[], ModuleFacts] | None = None
+    ) -> ModuleFacts | None:
+        """The facts kept for this text of the module, named as this run names the file.
+        `skeleton`, for a module read only as context: its skeleton is enough (see
+        ddplint.model.skeleton); what it calls reads the facts if the kept ones cannot be read."""
         data = self._read(source.filename)
         text_key = self.keys[source.filename] = _key(source, module_name)
         key = text_key.encode()
         if data is None or data[len(_MAGIC) : _HEAD] != key:
             return None  # none, another text, or another format
+        if skeleton is not None:
+            found = self._skeleton(data, source, skeleton)
+            if found is not None:
+                return found
         try:
             facts = self._unpickled(data, source)[0]
             if not isinstance(facts, ModuleFacts) or not isinstance(facts.source, Source):
@@ -154,9 +168,37 @@ class TreeCache:
         """(facts,) or, for a module parsed in pieces, (facts, the parser's state, its key)."""
         # A pickle is about four times its source: more is not a tree of this text (nor of one
         # a few edits away).
-        blob = _decompress(data[_HEAD:], limit=64 * len(source.text) + (1 << 20))
+        blob = _decompress(_whole_part(data), limit=64 * len(source.text) + (1 << 20))
         kept = loads(blob)
         return kept if isinstance(kept, tuple) else (kept,)
+
+    def _skeleton(
+        self, data: bytes, source: Source, parse: Callable[[], ModuleFacts]
+    ) -> LazyModuleFacts | None:
+        """The module's skeleton, waiting to read the kept facts whole (or `parse` them, should
+        those not read); None when none is kept or it does not read."""
+        size = int.from_bytes(data[_HEAD : _HEAD + _SKELETON_SIZE], "big")
+        if not size:
+            return None
+        start = _HEAD + _SKELETON_SIZE
+        try:
+            found = _Restricted(io.BytesIO(zlib.decompress(data[start : start + size]))).load()
+        except Exception:  # damaged or foreign: read whole instead
+            return None
+        if type(found) is not LazyModuleFacts:
+            return None
+        found.__dict__["source"] = source
+
+        def whole() -> ModuleFacts:
+            try:
+                facts = self._unpickled(data, source)[0]
+                if isinstance(facts, ModuleFacts):
+                    return facts
+            except Exception:  # damaged after all: parsed instead
+                pass
+            return parse()
+
+        return found.awaiting(whole)
 
     def store(
         self, facts: ModuleFacts, blob: bytes | None = None, parser: DocumentParser | None = None
@@ -176,7 +218,9 @@ class TreeCache:
             except (RecursionError, MemoryError, pickle.PickleError, TypeError, AttributeError):
                 return  # parsed again next time
         key = _key(facts.source, facts.module_name).encode()
-        self._write(self.file_for(facts.filename), _MAGIC + key + zlib.compress(blob, _LEVEL))
+        skeleton = _pickled_skeleton(facts)
+        head = _MAGIC + key + len(skeleton).to_bytes(_SKELETON_SIZE, "big")
+        self._write(self.file_for(facts.filename), head + skeleton + zlib.compress(blob, _LEVEL))
 
     def _write(self, path: Path, data: bytes) -> None:
         try:
@@ -244,6 +288,34 @@ def _libcst_version() -> str:
         return __version__
 
 
+def _whole_part(data: bytes) -> bytes:
+    size = int.from_bytes(data[_HEAD : _HEAD + _SKELETON_SIZE], "big")
+    return data[_HEAD + _SKELETON_SIZE + size :]
+
+
+class _NodeInSkeleton(Exception):
+    pass
+
+
+class _SkeletonPickler(pickle.Pickler):
+    def persistent_id(self, obj):
+        if type(obj).__module__.startswith("libcst"):
+            raise _NodeInSkeleton  # a node field not left out: no skeleton
+        return None
+
+
+def _pickled_skeleton(facts: ModuleFacts) -> bytes:
+    """The module's skeleton, pickled and compressed; empty when it cannot be made."""
+    out = io.BytesIO()
+    pickler = _SkeletonPickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = {**copyreg.dispatch_table, **skeleton_reducers()}
+    try:
+        pickler.dump(facts)
+    except (_NodeInSkeleton, RecursionError, pickle.PickleError, TypeError, AttributeError):
+        return b""
+    return zlib.compress(out.getvalue(), _LEVEL)
+
+
 def _decompress(data: bytes, limit: int) -> bytes:
     inflate = zlib.decompressobj()
     out = inflate.decompress(data, limit)
@@ -261,7 +333,17 @@ def _ours() -> frozenset[tuple[str, str]]:
     from ddplint.syntax.sharing import FACTORIES  # libcst: only once a tree is read
 
     # Named by the classes themselves: a module that moves keeps its kept trees readable.
-    classes = (ModuleFacts, Scope, CallSite, Loop, ImportMap, Source, *FACTORIES.values())
+    classes = (
+        ModuleFacts,
+        Scope,
+        CallSite,
+        Loop,
+        ImportMap,
+        Source,
+        *FACTORIES.values(),
+        *SKELETON_CLASSES,
+        skeleton_object,
+    )
     # A notebook's cells, by name: the module that reads notebooks is imported only for them.
     notebook = {("ddplint.syntax.notebook", name) for name in ("Notebook", "CodeCell", "Magic")}
     return frozenset((cls.__module__, cls.__qualname__) for cls in classes) | notebook

@@ -1,0 +1,229 @@
+"""Modules read as context come back as skeletons: facts without nodes, read whole, into the same
+objects, the first time a node is asked for; what a check finds is the same either way."""
+
+from __future__ import annotations
+
+import pickle
+import zlib
+from pathlib import Path
+
+import pytest
+
+from ddplint.config import Settings
+from ddplint.engine import context_modules
+from ddplint.engine.checker import Linter
+from ddplint.model.facts import CallSite, Loop, ModuleFacts, Scope, child_nodes
+from ddplint.model.skeleton import LazyCallSite, LazyLoop, LazyModuleFacts, LazyScope
+from ddplint.run.cache import trees
+from ddplint.run.cache.trees import TreeCache
+from ddplint.run.runner import RunOptions, run
+from ddplint.syntax.reading import LoadError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+HELPERS = """\
+import torch.distributed as dist
+
+
+def sync(t):
+    dist.all_reduce(t)
+"""
+
+# Named by the training script, reaching no collective: read by name only.
+MODELS = """\
+class Base:
+    pass
+
+
+class Net(Base):
+    def __init__(self):
+        self.layer = make()
+
+    def forward(self, x):
+        for part in x.split(2):
+            x = part.view(-1)
+        return x
+
+
+def make():
+    return 1
+"""
+
+# Imported on the way, never called from the code the check simulates: a model zoo.
+ZOO = """\
+from pkg.models import Net
+
+
+def resnet(depth=50):
+    blocks = [Net() for _ in range(depth)]
+    return blocks
+"""
+
+TRAIN = """\
+import torch.distributed as dist
+
+from pkg import zoo
+
+from pkg.helpers import sync
+from pkg.models import Net
+
+
+def main(t):
+    model = Net()
+    model.forward(t)
+    if dist.get_rank() == 0:
+        sync(t)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helpers.py").write_text(HELPERS)
+    (package / "models.py").write_text(MODELS)
+    (package / "zoo.py").write_text(ZOO)
+    (package / "train.py").write_text(TRAIN)
+    return tmp_path
+
+
+def _kept_linter(folder: Path, root: Path) -> Linter:
+    linter = Linter(Settings(root=root))
+    linter.trees = TreeCache(folder)
+    return linter
+
+
+def _skeleton(project: Path, name: str) -> LazyModuleFacts:
+    path = str(project / "pkg" / name)
+    _kept_linter(project / "cache", project).load(path)  # parsed and kept
+    facts = _kept_linter(project / "cache", project).load(path, context=True)
+    assert type(facts) is LazyModuleFacts
+    return facts
+
+
+def _nodes(root) -> list:
+    found, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(child_nodes(node))
+    return found
+
+
+def test_a_skeleton_holds_the_facts_that_name_things(project: Path) -> None:
+    facts = _skeleton(project, "models.py")
+    whole = Linter(Settings(root=project)).load(str(project / "pkg" / "models.py"))
+    assert list(facts.functions) == ["Net.__init__", "Net.forward", "make"]
+    assert facts.class_bases == whole.class_bases == {"Base": (), "Net": ("Base",)}
+    assert facts.imports.aliases == whole.imports.aliases
+    forward = facts.functions["Net.forward"]
+    assert [(c.name, c.receiver, c.target) for c in forward.calls] == [
+        ("x.split", "x", None),
+        ("part.view", "part", "x"),
+    ]
+    assert forward.builders == {"part": ("x.split",), "x": ("part.view",)}  # a loop binds its items
+    assert facts.class_attr_builders == {"Net": {"layer": ("make",)}}
+    assert [loop.target for loop in forward.loops] == ["part"]
+    assert type(forward) is LazyScope and type(forward.calls[0]) is LazyCallSite
+    assert type(forward.loops[0]) is LazyLoop
+    assert "tree" not in vars(facts) and "classes" not in vars(facts)
+
+
+def test_asking_for_a_node_reads_the_module_whole_into_the_same_objects(project: Path) -> None:
+    facts = _skeleton(project, "models.py")
+    forward = facts.functions["Net.forward"]
+    split, view = forward.calls
+    loop = forward.loops[0]
+    node = view.node  # reads it whole
+    assert type(facts) is ModuleFacts
+    assert (type(forward), type(split), type(view), type(loop)) == (Scope, CallSite, CallSite, Loop)
+    assert facts.functions["Net.forward"] is forward and forward.calls[1] is view
+    assert view.loop is loop and loop.scope is forward
+    # The nodes are one tree's: each object's node lies in its function's, which lies in the module.
+    assert forward.node in _nodes(facts.tree)
+    inside = _nodes(forward.node)
+    assert node in inside and split.node in inside and loop.node in inside
+    assert forward.assignments["x"][0] is node
+    assert facts.classes["Net"] in facts.tree.body
+    assert facts.class_attrs["Net"]["layer"][0].func.value == "make"
+
+
+def test_every_fixture_gives_the_same_findings_from_its_skeleton(tmp_path: Path) -> None:
+    read = 0
+    for path in sorted(FIXTURES.rglob("*.py")):
+        try:
+            fresh = Linter(Settings(root=FIXTURES)).load(str(path))
+        except LoadError:
+            continue  # the fixtures of unparsable input
+        _kept_linter(tmp_path, FIXTURES).load(str(path))
+        skeleton = _kept_linter(tmp_path, FIXTURES).load(str(path), context=True)
+        assert type(skeleton) is LazyModuleFacts, path
+        found = []
+        for facts in (skeleton, fresh):
+            linter = Linter(Settings(root=FIXTURES))
+            linter.project.add(facts)
+            found.append([(d.code, d.location, d.message, d.fix) for d in linter.check(facts)])
+        assert found[0] == found[1], path
+        read += 1
+    assert read > 150
+
+
+def _findings(project: Path, **options) -> list[tuple[str, str, int]]:
+    context_modules._cache.clear()  # as a new process would, each run reads the context afresh
+    result = run([str(project / "pkg" / "train.py")], Settings(root=project), RunOptions(**options))
+    return [(Path(d.filename).name, d.code, d.location.row) for f in result.files for d in f.diagnostics]
+
+
+def test_a_check_with_context_read_as_skeletons_finds_what_a_fresh_one_finds(project: Path) -> None:
+    expected = [("train.py", "DDP005", 13)]
+    assert _findings(project) == expected  # nothing kept: every module parsed
+    assert _findings(project, cache=True, keep_trees=True) == expected  # keeps them
+    train = project / "pkg" / "train.py"
+    train.write_text(TRAIN + "# edited\n")
+    assert _findings(project, cache=True, keep_trees=True) == expected
+    read = {path.name: type(facts) for path, (_, facts) in context_modules._cache.items()}
+    # The functions the training script calls are simulated there: their modules are read whole.
+    # The zoo and the package are read by name only.
+    assert read == {
+        "helpers.py": ModuleFacts,
+        "models.py": ModuleFacts,
+        "zoo.py": LazyModuleFacts,
+        "__init__.py": LazyModuleFacts,
+    }
+
+
+def test_a_skeleton_whose_facts_no_longer_read_is_parsed_whole(project: Path) -> None:
+    facts = _skeleton(project, "models.py")
+    kept = TreeCache(project / "cache").file_for(facts.filename)
+    data = kept.read_bytes()
+    head = len(trees._MAGIC) + trees._KEY_BYTES
+    size = int.from_bytes(data[head : head + trees._SKELETON_SIZE], "big")
+    kept.write_bytes(data[: head + trees._SKELETON_SIZE + size] + zlib.compress(b"not a pickle"))
+    facts = _kept_linter(project / "cache", project).load(facts.filename, context=True)
+    assert type(facts) is LazyModuleFacts
+    assert facts.functions["Net.forward"].calls[1].node.func.attr.value == "view"
+    assert type(facts) is ModuleFacts
+
+
+class _Payload:
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def __reduce__(self):
+        import os
+
+        return (os.mkdir, (self.target,))
+
+
+def test_a_foreign_skeleton_runs_no_code(project: Path) -> None:
+    facts = _skeleton(project, "models.py")
+    kept = TreeCache(project / "cache").file_for(facts.filename)
+    data = kept.read_bytes()
+    head = len(trees._MAGIC) + trees._KEY_BYTES
+    payload = zlib.compress(pickle.dumps(_Payload(str(project / "made"))))
+    kept.write_bytes(data[:head] + len(payload).to_bytes(trees._SKELETON_SIZE, "big") + payload)
+    facts = _kept_linter(project / "cache", project).load(facts.filename, context=True)
+    assert not (project / "made").exists()
+    assert type(facts) is ModuleFacts  # parsed, since neither part reads
+    assert list(facts.functions) == ["Net.__init__", "Net.forward", "make"]
