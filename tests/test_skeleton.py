@@ -8,18 +8,16 @@ import zlib
 from pathlib import Path
 
 import pytest
+from test_positions import nodes_of
 
 from ddplint.config import Settings
 from ddplint.engine import context_modules
 from ddplint.engine.checker import Linter
-from ddplint.model.facts import CallSite, Loop, ModuleFacts, Scope, child_nodes
+from ddplint.model.facts import CallSite, Loop, ModuleFacts, Scope
 from ddplint.model.skeleton import LazyCallSite, LazyLoop, LazyModuleFacts, LazyScope
 from ddplint.run.cache import trees
 from ddplint.run.cache.trees import TreeCache
 from ddplint.run.runner import RunOptions, run
-from ddplint.syntax.reading import LoadError
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 HELPERS = """\
 import torch.distributed as dist
@@ -102,15 +100,6 @@ def _skeleton(project: Path, name: str) -> LazyModuleFacts:
     return facts
 
 
-def _nodes(root) -> list:
-    found, stack = [], [root]
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        stack.extend(child_nodes(node))
-    return found
-
-
 def test_a_skeleton_holds_the_facts_that_name_things(project: Path) -> None:
     facts = _skeleton(project, "models.py")
     whole = Linter(Settings(root=project)).load(str(project / "pkg" / "models.py"))
@@ -141,32 +130,12 @@ def test_asking_for_a_node_reads_the_module_whole_into_the_same_objects(project:
     assert facts.functions["Net.forward"] is forward and forward.calls[1] is view
     assert view.loop is loop and loop.scope is forward
     # The nodes are one tree's: each object's node lies in its function's, which lies in the module.
-    assert forward.node in _nodes(facts.tree)
-    inside = _nodes(forward.node)
+    assert forward.node in nodes_of(facts.tree)
+    inside = nodes_of(forward.node)
     assert node in inside and split.node in inside and loop.node in inside
     assert forward.assignments["x"][0] is node
     assert facts.classes["Net"] in facts.tree.body
     assert facts.class_attrs["Net"]["layer"][0].func.value == "make"
-
-
-def test_every_fixture_gives_the_same_findings_from_its_skeleton(tmp_path: Path) -> None:
-    read = 0
-    for path in sorted(FIXTURES.rglob("*.py")):
-        try:
-            fresh = Linter(Settings(root=FIXTURES)).load(str(path))
-        except LoadError:
-            continue  # the fixtures of unparsable input
-        _kept_linter(tmp_path, FIXTURES).load(str(path))
-        skeleton = _kept_linter(tmp_path, FIXTURES).load(str(path), context=True)
-        assert type(skeleton) is LazyModuleFacts, path
-        found = []
-        for facts in (skeleton, fresh):
-            linter = Linter(Settings(root=FIXTURES))
-            linter.project.add(facts)
-            found.append([(d.code, d.location, d.message, d.fix) for d in linter.check(facts)])
-        assert found[0] == found[1], path
-        read += 1
-    assert read > 150
 
 
 def _findings(project: Path, **options) -> list[tuple[str, str, int]]:

@@ -12,6 +12,7 @@ import pytest
 
 from ddplint.config import Settings
 from ddplint.engine.checker import Linter
+from ddplint.model.skeleton import LazyModuleFacts
 from ddplint.run.cache import trees
 from ddplint.run.cache.trees import TreeCache
 from ddplint.syntax.reading import LoadError
@@ -62,6 +63,7 @@ def test_a_kept_module_is_read_back_instead_of_parsed(tmp_path: Path, parsed: li
 
 
 def test_every_fixture_gives_the_same_findings_read_back(tmp_path: Path) -> None:
+    """Read back whole, and as a skeleton read whole by the check (see test_skeleton.py)."""
     read_back = 0
     for path in sorted(FIXTURES.rglob("*.py")):
         try:
@@ -72,10 +74,12 @@ def test_every_fixture_gives_the_same_findings_read_back(tmp_path: Path) -> None
         kept = _linter(tmp_path).trees.load(fresh.source, fresh.module_name)
         assert kept is not None, path
         assert kept.module_name == fresh.module_name
+        skeleton = _linter(tmp_path).load(str(path), context=True)
+        assert type(skeleton) is LazyModuleFacts, path
         read_back += 1
-        assert _findings(Linter(Settings(root=FIXTURES)), kept) == _findings(
-            Linter(Settings(root=FIXTURES)), fresh
-        ), path
+        expected = _findings(Linter(Settings(root=FIXTURES)), fresh)
+        assert _findings(Linter(Settings(root=FIXTURES)), kept) == expected, path
+        assert _findings(Linter(Settings(root=FIXTURES)), skeleton) == expected, path
     assert read_back > 150
 
 
