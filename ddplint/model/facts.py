@@ -81,8 +81,9 @@ class Scope:
     # Iterates something that reads as per-rank data, or reads gradients: its result may diverge.
     reads_data: bool = False
     # For each name in `assignments`, what each of its values calls to build it: the callee's
-    # dotted spelling ("" when it has none, `f()()`), None for a value that is no call. What
-    # resolving `x.method()` reads, without the nodes (see ddplint.model.skeleton).
+    # dotted spelling ("" when it has none, `f()()`), None for a value that is no call (and
+    # nothing at all when none is). What resolving `x.method()` reads, without the nodes (see
+    # ddplint.model.skeleton).
     builders: dict[str, tuple[str | None, ...]] = field(default_factory=dict)
 
     def values_of(self, dotted: str) -> list[cst.BaseExpression]:
@@ -238,7 +239,8 @@ _NO_BUILDERS: dict[str, tuple[str | None, ...]] = {}  # never written to, like t
 
 
 def _builders(values: list[cst.BaseExpression]) -> tuple[str | None, ...]:
-    return tuple((dotted_name(v.func) or "") if isinstance(v, cst.Call) else None for v in values)
+    built = tuple((dotted_name(v.func) or "") if isinstance(v, cst.Call) else None for v in values)
+    return built if any(b is not None for b in built) else ()  # no call: one shared empty tuple
 
 
 class ModuleFacts:
