@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -44,9 +45,11 @@ def test_module_files_look_only_into_folders_that_exist(tmp_path: Path, monkeypa
     root = copy_package(tmp_path)
     (root / "torch.py").write_text("")  # a module named like a package the project lacks
     looked: list[str] = []
-    for check in ("is_file", "is_dir"):
-        real = getattr(Path, check)
-        monkeypatch.setattr(Path, check, lambda self, real=real: looked.append(self.name) or real(self))
+    for check in ("isfile", "isdir"):
+        real = getattr(os.path, check)
+        monkeypatch.setattr(
+            os.path, check, lambda path, real=real: looked.append(os.path.basename(path)) or real(path)
+        )
     assert list(module_files(root, "torch.nn.functional.relu")) == [root / "torch.py"]
     assert looked == ["torch", "torch.py"]  # no `torch/nn/...`: there is no `torch/` folder
     looked.clear()

@@ -53,11 +53,13 @@ def module_files(root: Path, qualname: str, known: dict | None = None) -> Iterat
         key = (root, *parts[:cut])
         files = known.get(key)
         if files is None:
-            base = root.joinpath(*parts[:cut])
-            package, module = base / "__init__.py", base.with_suffix(".py")
+            # Strings, not Paths, for the look-ups (pathlib's parsing was most of the walk of
+            # the imports, asked again at each change in an editor): a Path for what is found.
+            base = os.path.join(root, *parts[:cut])
+            package, module = os.path.join(base, "__init__.py"), base + ".py"
             files = known[key] = (
-                package if cut <= folders and package.is_file() else None,
-                module if module.is_file() else None,
+                Path(package) if cut <= folders and os.path.isfile(package) else None,
+                Path(module) if os.path.isfile(module) else None,
             )
         package, module = files
         if package is not None:
@@ -75,7 +77,7 @@ def _folders_down(root: Path, parts: list[str], known: dict) -> int:
         key = ("folder", root, *parts[: depth + 1])
         is_folder = known.get(key)
         if is_folder is None:
-            is_folder = known[key] = root.joinpath(*parts[: depth + 1]).is_dir()
+            is_folder = known[key] = os.path.isdir(os.path.join(root, *parts[: depth + 1]))
         if not is_folder:
             break
         depth += 1
