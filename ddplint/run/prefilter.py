@@ -29,7 +29,7 @@ from ddplint.model.locations import Aliases
 from ddplint.model.names import module_name_for, module_stem, relative_base
 from ddplint.run.discovery import file_size
 from ddplint.run.outline import MODULE, Outline, outline
-from ddplint.syntax.parse import accepted_key, note_accepted
+from ddplint.syntax.depth import accepted_key, note_accepted
 from ddplint.syntax.reading import NOTEBOOK_SUFFIX
 
 # `from ..pkg.mod import (a, b as c)`, `from . import x`, with backslash continuations.

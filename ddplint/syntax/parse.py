@@ -5,10 +5,11 @@ stack, a few thousand nested brackets or a long `and` chain overflow it and kill
 with a segmentation fault, which no `except` can catch; well before that it slows down
 quadratically. Two guards keep that from happening:
 
-- CPython's own parser (run only to build its symbol table, never to compile or execute)
-  rejects input nested deeper than Python itself accepts. Such a file cannot run either, so it
-  is reported as a syntax error. Its other complaints are ignored: libcst knows newer grammar
-  than the running interpreter may.
+- CPython's own parser (run only to build its symbol table, never to compile or execute; see
+  ddplint.syntax.depth) rejects input nested deeper than Python itself accepts, each text before
+  libcst is given it (a whole module, or each piece of one parsed in pieces). Such a file cannot
+  run either, so it is reported as a syntax error. Its other complaints are ignored: libcst
+  knows newer grammar than the running interpreter may.
 - libcst then parses on a thread with a large stack, which holds the deepest nesting CPython
   accepts (and far more).
 """
@@ -16,7 +17,6 @@ quadratically. Two guards keep that from happening:
 from __future__ import annotations
 
 import re
-import symtable
 import sys
 import threading
 import warnings
@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from ddplint.diagnostics import SYNTAX_ERROR, input_error
+from ddplint.syntax.depth import TooDeep, check_depth
 from ddplint.syntax.lazycst import cst
 from ddplint.syntax.reading import LoadError
 from ddplint.syntax.source import Source
@@ -38,50 +39,8 @@ PARSER_STACK_BYTES = 512 * 1024 * 1024
 DEEP_RECURSION_LIMIT = 60_000
 _THREAD_NAME = "ddplint-deep"
 
-# What CPython says when input is nested beyond what it can parse.
-_TOO_DEEP_MESSAGES = ("too many nested parentheses", "too complex", "too many nested")
-
 _stack_lock = threading.Lock()
 T = TypeVar("T")
-
-
-class TooDeep(Exception):
-    """The text is nested deeper than Python itself can parse."""
-
-
-# Texts CPython's parser already accepted in this process (see ddplint.run.outline): no need to ask again.
-_accepted: set[tuple[int, int]] = set()
-
-
-def accepted_key(text: str) -> tuple[int, int]:
-    # `hash` is salted per interpreter: keys noted by a forked worker hold; others just miss.
-    return (len(text), hash(text))
-
-
-def note_accepted(key: tuple[int, int]) -> None:
-    _accepted.add(key)
-
-
-def check_depth(text: str, filename: str) -> None:
-    """Raise TooDeep when CPython's parser gives up on the nesting of `text`."""
-    if accepted_key(text) in _accepted:
-        return
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escapes etc.: not ours to report
-            # Parsing and naming only: as strict on nesting as building the AST (the same limits
-            # to within two levels), a third cheaper, as it builds no Python object per node.
-            symtable.symtable(text, filename, "exec")
-    except RecursionError:
-        raise TooDeep("nested too deeply for Python's parser (RecursionError)") from None
-    except MemoryError:
-        raise TooDeep("nested too deeply for Python's parser (parser stack overflow)") from None
-    except SyntaxError as exc:
-        message = str(exc.msg or "")
-        if any(m in message for m in _TOO_DEEP_MESSAGES):
-            raise TooDeep(f"nested too deeply for Python's parser ({message})") from None
-    except (ValueError, OverflowError):
-        pass  # e.g. NUL bytes: rejected earlier; libcst gives the real verdict
 
 
 def python_syntax_error(text: str, filename: str) -> SyntaxError | None:
@@ -141,8 +100,7 @@ def parse_module(text: str, filename: str, parser: DocumentParser | None = None)
 
     `parser`: the document's earlier parses, whose pieces the edited text may reuse."""
     text = _apart(text)
-    check_depth(text, filename)
-    return run_with_large_stack(lambda: _parse_unvalidated(text, parser))
+    return run_with_large_stack(lambda: _parse_unvalidated(text, filename, parser))
 
 
 def _apart(text: str) -> str:
@@ -181,14 +139,19 @@ def unchecked_nodes() -> Iterator[None]:
         cst.CSTNode.__post_init__ = _validate_node
 
 
-def _parse_unvalidated(text: str, parser: DocumentParser | None = None) -> cst.Module:
+def _parse_unvalidated(text: str, filename: str, parser: DocumentParser | None = None) -> cst.Module:
     from ddplint.syntax.pieces import parse_in_pieces
     from ddplint.syntax.sharing import shared_whitespace
 
     with unchecked_nodes(), shared_whitespace():
-        if parser is not None:
-            return parser.parse(text) or cst.parse_module(text)
-        return parse_in_pieces(text) or cst.parse_module(text)
+        # In pieces, each text libcst is given has its depth checked first (see
+        # ddplint.syntax.pieces), as a text parsed whole has: an edited document's reused pieces
+        # are not checked again, and CPython reads the whole text once, to find where to cut.
+        module = parser.parse(text) if parser is not None else parse_in_pieces(text)
+        if module is not None:
+            return module
+        check_depth(text, filename)
+        return cst.parse_module(text)
 
 
 # A parser message can list every token it expected; keep reports readable.

@@ -27,6 +27,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ddplint.syntax.depth import check_depth
 from ddplint.syntax.lazycst import cst
 from ddplint.syntax.source import detect_newline, line_starts
 
@@ -390,6 +391,7 @@ class _Pieces:
             # A text met twice in this module is parsed twice: no node may stand in two places.
             parsed = None if source in self.parsed.pieces else self.known.pieces.get(source)
         if parsed is None:
+            check_depth(source, "<piece>")  # raises TooDeep: the text libcst is given, as a whole text is
             parsed = cst.parse_module(source)
         if self.parsed is not None:
             self.parsed.pieces.setdefault(source, parsed)
