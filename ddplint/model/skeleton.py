@@ -112,11 +112,10 @@ _LOOP_SLOTS = tuple(Loop.__dict__[name] for name in LOOP_NODE_FIELDS)
 def _fill(skeleton: LazyModuleFacts, whole: ModuleFacts) -> None:
     """Put the node fields of `whole` into the matching objects of `skeleton` (facts of the same
     text, walked in the same order), and make them plain facts."""
-    if [s.name for s in skeleton.scopes] != [s.name for s in whole.scopes]:
-        raise ValueError(f"{skeleton.filename}: its skeleton and its facts differ")
+    shape = [(s.name, len(s.calls), len(s.loops)) for s in skeleton.scopes]
+    if shape != [(s.name, len(s.calls), len(s.loops)) for s in whole.scopes]:
+        raise ValueError(f"{skeleton.filename}: its skeleton and its facts differ")  # nothing changed
     for mine, theirs in zip(skeleton.scopes, whole.scopes):
-        if len(mine.calls) != len(theirs.calls) or len(mine.loops) != len(theirs.loops):
-            raise ValueError(f"{skeleton.filename}: its skeleton and its facts differ")
         for slot in _SCOPE_SLOTS:
             slot.__set__(mine, slot.__get__(theirs, Scope))
         for call, their_call in zip(mine.calls, theirs.calls):

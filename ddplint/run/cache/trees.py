@@ -5,7 +5,9 @@ after an edit still checks the whole group of the edited file, and a run on the 
 pre-commit passes reads the modules around them as context: without this, each such run parses
 them all again. A module's facts and tree are kept pickled (see ddplint.syntax.pickling) and
 compressed, one file per module, headed by a key over its text and what its facts depend on;
-reading one back costs about an eighth of parsing it.
+reading one back costs about an eighth of parsing it. Before the whole facts, the file holds the
+module's skeleton (see ddplint.model.skeleton): a module read only as context is read that far,
+at a twentieth of the cost, and whole only when a node of it is asked for.
 
 Only libcst's nodes and ddplint's own fact classes are unpickled (see `_Restricted`), each built
 afresh for the module read (see `loads`): a cache folder someone else wrote can at worst cost a
@@ -182,7 +184,8 @@ class TreeCache:
             return None
         start = _HEAD + _SKELETON_SIZE
         try:
-            found = _Restricted(io.BytesIO(zlib.decompress(data[start : start + size]))).load()
+            blob = _decompress(data[start : start + size], limit=16 * len(source.text) + (1 << 20))
+            found = _Restricted(io.BytesIO(blob)).load()
         except Exception:  # damaged or foreign: read whole instead
             return None
         if type(found) is not LazyModuleFacts:
@@ -289,6 +292,7 @@ def _libcst_version() -> str:
 
 
 def _whole_part(data: bytes) -> bytes:
+    """The compressed pickle of a kept file's whole facts, after its head and skeleton."""
     size = int.from_bytes(data[_HEAD : _HEAD + _SKELETON_SIZE], "big")
     return data[_HEAD + _SKELETON_SIZE + size :]
 
