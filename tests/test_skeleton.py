@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from test_positions import nodes_of
+from test_treecache import HostilePayload
 
 from ddplint.config import Settings
 from ddplint.engine import context_modules
@@ -175,22 +176,12 @@ def test_a_skeleton_whose_facts_no_longer_read_is_parsed_whole(project: Path) ->
     assert type(facts) is ModuleFacts
 
 
-class _Payload:
-    def __init__(self, target: str) -> None:
-        self.target = target
-
-    def __reduce__(self):
-        import os
-
-        return (os.mkdir, (self.target,))
-
-
 def test_a_foreign_skeleton_runs_no_code(project: Path) -> None:
     facts = _skeleton(project, "models.py")
     kept = TreeCache(project / "cache").file_for(facts.filename)
     data = kept.read_bytes()
     head = len(trees._MAGIC) + trees._KEY_BYTES
-    payload = zlib.compress(pickle.dumps(_Payload(str(project / "made"))))
+    payload = zlib.compress(pickle.dumps(HostilePayload(str(project / "made"))))
     kept.write_bytes(data[:head] + len(payload).to_bytes(trees._SKELETON_SIZE, "big") + payload)
     facts = _kept_linter(project / "cache", project).load(facts.filename, context=True)
     assert not (project / "made").exists()

@@ -125,7 +125,7 @@ def test_a_damaged_tree_costs_a_parse(tmp_path: Path, parsed: list[str], damage:
     assert facts.tree.deep_equals(first.tree)
 
 
-class _Payload:
+class HostilePayload:
     """Unpickled, this would make a folder: what a hostile cache file could try."""
 
     def __init__(self, target: str) -> None:
@@ -140,7 +140,7 @@ def test_a_foreign_tree_runs_no_code(tmp_path: Path, parsed: list[str]) -> None:
     kept = TreeCache(tmp_path).file_for(str(TRAIN))
     head = kept.read_bytes()[: len(trees._MAGIC) + trees._KEY_BYTES]
     target = tmp_path / "made"
-    kept.write_bytes(head + NO_SKELETON + zlib.compress(pickle.dumps(_Payload(str(target)))))
+    kept.write_bytes(head + NO_SKELETON + zlib.compress(pickle.dumps(HostilePayload(str(target)))))
     facts = _linter(tmp_path).load(str(TRAIN))
     assert not target.exists()
     assert parsed == [str(TRAIN), str(TRAIN)]
