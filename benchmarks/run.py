@@ -344,16 +344,17 @@ def measure_one_file(corpus: str, project: Path, one_file: str | None, args) -> 
     path, name = one_file_of(project, one_file)
     rows: list[Row] = []
     if args.edit:
+        check = commands("ddplint-warm", args.venvs, [name], None)
         setups = {
-            f"ddplint check {name}, edited, cache warm": commands("ddplint-warm", args.venvs, [name], None)
+            f"ddplint check {name}, edited, cache warm": check,
+            f"ruff check {name}": commands("ruff", args.venvs, [name], None),
         }
-        setups[f"ruff check {name}"] = commands("ruff", args.venvs, [name], None)
         run_measured(commands("ddplint-warm", args.venvs, ["."], None), cwd=project)  # fill the cache
         # A fresh cache keeps no trees on its first run (a CI job's), and the first edit of a file
         # starts its pieces: two earlier commits' worth of checks, as pre-commit has made them.
         for _ in range(2):
             edit(path)
-            run_measured(setups[f"ddplint check {name}, edited, cache warm"], cwd=project)
+            run_measured(check, cwd=project)
         versions = [version_of("ddplint", args.venvs), version_of("ruff", args.venvs)]
         edit_rows = [Row(corpus, setup, version, 1) for setup, version in zip(setups, versions)]
         rows += in_turn(edit_rows, list(setups.values()), project, path, args.runs)
