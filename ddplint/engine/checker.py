@@ -56,7 +56,7 @@ class ModuleStore(Protocol):
     """Modules parsed by earlier runs, kept by the run around the engine (see ddplint.run.cache.trees)."""
 
     def load(
-        self, source: Source, module_name: str, *, skeleton: Callable[[], ModuleFacts] | None = None
+        self, source: Source, module_name: str, *, parse_context: Callable[[], ModuleFacts] | None = None
     ) -> ModuleFacts | None: ...
 
     def parser_for_edit(self, source: Source) -> DocumentParser | None: ...
@@ -106,8 +106,8 @@ class Linter:
         if self.trees is None:
             return self.facts_for(source)
         name = module_name_for(Path(filename))
-        parse = (lambda: self.facts_for(source, name)) if context else None
-        facts = self.trees.load(source, name, skeleton=parse)
+        parse_context = (lambda: self.facts_for(source, name)) if context else None
+        facts = self.trees.load(source, name, parse_context=parse_context)
         if facts is None:
             # An edited module: parsed again where its kept version's pieces do not serve.
             parser = self.trees.parser_for_edit(source)

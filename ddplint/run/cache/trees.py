@@ -90,18 +90,19 @@ class TreeCache:
             return False
 
     def load(
-        self, source: Source, module_name: str, *, skeleton: Callable[[], ModuleFacts] | None = None
+        self, source: Source, module_name: str, *, parse_context: Callable[[], ModuleFacts] | None = None
     ) -> ModuleFacts | None:
         """The facts kept for this text of the module, named as this run names the file.
-        `skeleton`, for a module read only as context: its skeleton is enough (see
-        ddplint.model.skeleton); what it calls reads the facts if the kept ones cannot be read."""
+        `parse_context`, given for a module read only as context: its skeleton is enough (see
+        ddplint.model.skeleton), and this parses the module should the kept facts not read back
+        when a node is asked for."""
         data = self._read(source.filename)
         text_key = self.keys[source.filename] = _key(source, module_name)
         key = text_key.encode()
         if data is None or data[len(_MAGIC) : _HEAD] != key:
             return None  # none, another text, or another format
-        if skeleton is not None:
-            found = self._skeleton(data, source, skeleton)
+        if parse_context is not None:
+            found = self._skeleton(data, source, parse_context)
             if found is not None:
                 return found
         try:
