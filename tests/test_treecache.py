@@ -364,6 +364,13 @@ def test_pieces_kept_by_another_libcst_are_not_reused(
     assert len(libcst_parses) > 300  # every piece parsed again
 
 
+def test_the_libcst_version_kept_trees_are_keyed_by_is_the_installed_one() -> None:
+    from importlib.metadata import version
+
+    trees._libcst_version.cache_clear()
+    assert trees._libcst_version() == version("libcst")
+
+
 @pytest.mark.parametrize("state", [None, (), ("a", "b", "c", "d"), ({1: 2}, [], [], None)])
 def test_a_parser_state_of_another_shape_is_ignored(state) -> None:
     from ddplint.syntax.reparse import DocumentParser
