@@ -187,7 +187,8 @@ def _kind(facts: ModuleFacts, call: CallSite) -> str | None:
         return INIT_KIND
     if name in COLLECTIVES:
         return COLLECTIVE if _implicit_device(facts, call) else None
-    if name in SET_DEVICE or accelerator_set_device(facts, call.node):
+    # (`spells_accelerator` first: most modules' calls are read here by name only.)
+    if name in SET_DEVICE or (facts.spells_accelerator and accelerator_set_device(facts, call.node)):
         args = [a for a in call.node.args if a.keyword is None and not a.star]
         if not args:
             return None
