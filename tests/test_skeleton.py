@@ -44,8 +44,12 @@ class Net(Base):
         return x
 
 
-def make():
-    return 1
+def make(width=64):
+    return width
+
+
+def unwrap(model):
+    return model.module if hasattr(model, "module") else model
 """
 
 # Imported on the way, never called from the code the check simulates: a model zoo.
@@ -104,7 +108,7 @@ def _skeleton(project: Path, name: str) -> LazyModuleFacts:
 def test_a_skeleton_holds_the_facts_that_name_things(project: Path) -> None:
     facts = _skeleton(project, "models.py")
     whole = Linter(Settings(root=project)).load(str(project / "pkg" / "models.py"))
-    assert list(facts.functions) == ["Net.__init__", "Net.forward", "make"]
+    assert list(facts.functions) == ["Net.__init__", "Net.forward", "make", "unwrap"]
     assert facts.class_bases == whole.class_bases == {"Base": (), "Net": ("Base",)}
     assert facts.imports.aliases == whole.imports.aliases
     forward = facts.functions["Net.forward"]
@@ -115,6 +119,13 @@ def test_a_skeleton_holds_the_facts_that_name_things(project: Path) -> None:
     assert forward.builders == {"part": ("x.split",), "x": ("part.view",)}  # a loop binds its items
     assert facts.class_attr_builders == {"Net": {"layer": ("make",)}}
     assert [loop.target for loop in forward.loops] == ["part"]
+    # What a callee does to its object or result, read without its tree.
+    assert [(f.stores_on_self, f.returns_module) for f in facts.functions.values()] == [
+        (True, False),
+        (False, False),
+        (False, False),
+        (False, True),
+    ]
     assert type(forward) is LazyScope and type(forward.calls[0]) is LazyCallSite
     assert type(forward.loops[0]) is LazyLoop
     assert "tree" not in vars(facts) and "classes" not in vars(facts)
@@ -153,11 +164,12 @@ def test_a_check_with_context_read_as_skeletons_finds_what_a_fresh_one_finds(pro
     train.write_text(TRAIN + "# edited\n")
     assert _findings(project, cache=True, keep_trees=True) == expected
     read = {path.name: type(facts) for path, (_, facts) in context_modules._cache.items()}
-    # The functions the training script calls are simulated there: their modules are read whole.
-    # The zoo and the package are read by name only.
+    # `sync` reaches a collective: simulated, its module read whole. The model's methods reach
+    # none (their results follow their inputs, whatever their defaults), and the zoo and the
+    # package are only named: read by name only.
     assert read == {
         "helpers.py": ModuleFacts,
-        "models.py": ModuleFacts,
+        "models.py": LazyModuleFacts,
         "zoo.py": LazyModuleFacts,
         "__init__.py": LazyModuleFacts,
     }
@@ -186,4 +198,4 @@ def test_a_foreign_skeleton_runs_no_code(project: Path) -> None:
     facts = _kept_linter(project / "cache", project).load(facts.filename, context=True)
     assert not (project / "made").exists()
     assert type(facts) is ModuleFacts  # parsed, since neither part reads
-    assert list(facts.functions) == ["Net.__init__", "Net.forward", "make"]
+    assert list(facts.functions) == ["Net.__init__", "Net.forward", "make", "unwrap"]

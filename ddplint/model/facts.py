@@ -85,6 +85,11 @@ class Scope:
     # nothing at all when none is). What resolving `x.method()` reads, without the nodes (see
     # ddplint.model.skeleton).
     builders: dict[str, tuple[str | None, ...]] = field(default_factory=dict)
+    # Returns the `.module` of something (`return model.module`): what it gives back is the
+    # module inside a wrapper (`unwrap_model(model)`).
+    returns_module: bool = False
+    # Assigns an attribute of `self` (`self.best = loss`): calling it changes its object.
+    stores_on_self: bool = False
 
     def values_of(self, dotted: str) -> list[cst.BaseExpression]:
         """Every value assigned to `dotted` in this scope, then in enclosing ones."""
@@ -94,6 +99,11 @@ class Scope:
                 return scope.assignments[dotted]
             scope = scope.parent
         return []
+
+
+def is_init(scope: Scope) -> bool:
+    """Whether a function is an `__init__` (by its name, which a skeleton keeps)."""
+    return scope.parent is not None and scope.name.rsplit(".", 1)[-1] == "__init__"
 
 
 # Fields that hold only whitespace, punctuation or comments; never walked.
@@ -289,6 +299,7 @@ class ModuleFacts:
                 if scope.assignments
                 else _NO_BUILDERS
             )
+            scope.stores_on_self = any(name.startswith("self.") for name in scope.assignments)
         self.class_attr_builders = {
             class_name: {attr: _builders(values) for attr, values in attrs.items()}
             for class_name, attrs in self.class_attrs.items()
@@ -477,6 +488,8 @@ class _Walker:
             return
         if isinstance(node, cst.Expr) and isinstance(node.value, (cst.Yield, cst.Await)):
             self.scope.is_generator |= isinstance(node.value, cst.Yield)
+        elif isinstance(node, cst.Return) and self.scope.parent is not None and not self._directly_in_class:
+            self.scope.returns_module |= _takes_module(node.value)
         for child in child_nodes(node):
             if isinstance(child, cst.BaseExpression):
                 self.expr(child)
@@ -604,3 +617,9 @@ def _single_target(node: cst.Assign) -> str | None:
     if len(node.targets) == 1:
         return assigned_name(node.targets[0].target)
     return None
+
+
+def _takes_module(value: cst.BaseExpression | None) -> bool:
+    if isinstance(value, cst.IfExp):
+        return _takes_module(value.body) or _takes_module(value.orelse)
+    return isinstance(value, cst.Attribute) and value.attr.value == "module"

@@ -31,8 +31,8 @@ from ddplint.analysis.divergence.seq import (
 )
 from ddplint.analysis.divergence.simulate import Simulator, launch_class_test, unpacked
 from ddplint.model import catalogue as cat
-from ddplint.model.expressions import constructed_by, returned_values
-from ddplint.model.facts import CallSite, ModuleFacts, Scope, child_nodes, own_nodes
+from ddplint.model.expressions import constructed_by
+from ddplint.model.facts import CallSite, ModuleFacts, Scope, child_nodes, is_init, own_nodes
 from ddplint.model.names import dotted_name
 from ddplint.syntax.lazycst import cst
 
@@ -73,7 +73,6 @@ class Analysis:
         self._bits: dict[int, int] = {}  # id of a module → its bit
         self._masks: dict[int, int] = {}
         self._bit_modules: list[ModuleFacts] = []
-        self._unwraps: dict[int, bool] = {}
         self._protocols: dict[tuple[int, str], bool] = {}
         self._updates: dict[str, list[Update]] | None = None
         self._exits_in_protocols: set[int] | None = None
@@ -332,10 +331,7 @@ class Analysis:
     def unwraps(self, scope: Scope) -> bool:
         """Whether a function returns the `.module` of something (`unwrap_model(model)`): what it
         gives back is the module inside a wrapper, or an object that was never wrapped."""
-        key = id(scope)
-        if key not in self._unwraps:
-            self._unwraps[key] = any(_takes_module(value) for value in returned_values(scope))
-        return self._unwraps[key]
+        return scope.returns_module
 
     def _direct_collective(self, facts: ModuleFacts, scope: Scope, call) -> bool:
         name = call.name or ""
@@ -376,9 +372,8 @@ class Analysis:
         if key in self._globals:
             return self._globals[key]
         site = None
-        node = scope.node
-        if isinstance(node, cst.FunctionDef):
-            if node.name.value == "__init__" and scope.class_name is not None:
+        if scope.parent is not None:  # a function (by name: a skeleton's node is left unread)
+            if is_init(scope) and scope.class_name is not None:
                 self._globals[key] = None  # recursion guard: the attributes' values may build one
                 site = sharding.class_shard_site(self.project, facts, scope.class_name)
                 site = site or self._iterated_attribute_shard(facts, scope.class_name)
@@ -1168,12 +1163,6 @@ def _follower_loop(facts: ModuleFacts, scope: Scope | None) -> bool:
         if broadcasts and any(isinstance(n, cst.Break) for n in inside):
             return True
     return False
-
-
-def _takes_module(value: cst.BaseExpression | None) -> bool:
-    if isinstance(value, cst.IfExp):
-        return _takes_module(value.body) or _takes_module(value.orelse)
-    return isinstance(value, cst.Attribute) and value.attr.value == "module"
 
 
 def _is_true(node: cst.BaseExpression) -> bool:

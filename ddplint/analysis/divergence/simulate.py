@@ -47,6 +47,7 @@ from ddplint.analysis.divergence.seq import (
 )
 from ddplint.model import catalogue as cat
 from ddplint.model.catalogue import LibraryCall, Role
+from ddplint.model.facts import is_init
 from ddplint.model.names import dotted_name, looks_like_data
 from ddplint.syntax.lazycst import cst
 
@@ -1007,21 +1008,23 @@ class Simulator:
             elif position < len(params):
                 bound[position], arg_nodes[position] = value, arg.value
                 position += 1
-        for index, default in _literal_defaults(callee_scope.node).items():
-            if bound[index] is None and arg_nodes[index] is None:
-                bound[index] = self.eval(default, emit=False)  # not passed: the default decides
         shard = self.analysis.shard_of(callee_facts, callee_scope)
         if shard is not None:
             return Val(Kind.OBJECT, shard=shard)  # iterating it yields this rank's share only
         reach, special, calls_param = self.analysis.flags(callee_facts, callee_scope)
         if not (reach or special or (calls_param and any(v is not None and v.tag in WRAPPED for v in bound))):
-            # Nothing in there can run a collective or produce a rank: the result follows the inputs.
-            if callee_scope.node.name.value == "__init__":
+            # Nothing in there can run a collective or produce a rank: the result follows the
+            # inputs. (Read before the callee's literal defaults, which are uniform and would
+            # change nothing here, so that its module's tree may stay unread.)
+            if is_init(callee_scope):
                 # An instance of a project class; a sampler or loader over a shard is one too.
                 return Val(Kind.OBJECT, shard=first_shard([v for v in bound if v is not None]))
             if self.analysis.unwraps(callee_scope):
                 return Val(Kind.OBJECT, tag=UNWRAPPED)
             return combine([v for v in bound if v is not None])
+        for index, default in _literal_defaults(callee_scope.node).items():
+            if bound[index] is None and arg_nodes[index] is None:
+                bound[index] = self.eval(default, emit=False)  # not passed: the default decides
         summary = self.analysis.summary(callee_facts, callee_scope, self.rank_zero, tuple(bound), self.world)
         name = callee_scope.name
         # What the callee finds in this calling context (a shard it was handed) is found here too.
@@ -1089,14 +1092,9 @@ class Simulator:
         read from the object later (`early_stopping.early_stop`) differs between ranks."""
         node = func.value if isinstance(func, cst.Attribute) else func
         holder = dotted_name(node)
-        if (
-            holder is None
-            or holder == "self"
-            or callee.class_name is None
-            or callee.node.name.value == "__init__"
-        ):
+        if holder is None or holder == "self" or callee.class_name is None or is_init(callee):
             return
-        if not any(name.startswith("self.") for name in callee.assignments):
+        if not callee.stores_on_self:
             return  # it stores nothing
         given = [a for a in args if a is not None and a.kind is Kind.DATA and not a.weak]
         if given:
