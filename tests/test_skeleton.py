@@ -52,14 +52,21 @@ def unwrap(model):
     return model.module if hasattr(model, "module") else model
 """
 
-# Imported on the way, never called from the code the check simulates: a model zoo.
+# Imported on the way, never called from the code the check simulates: a model zoo, with a
+# function of its own that reaches a collective.
 ZOO = """\
+import torch.distributed as dist
+
 from pkg.models import Net
 
 
 def resnet(depth=50):
     blocks = [Net() for _ in range(depth)]
     return blocks
+
+
+def synced(t):
+    dist.all_reduce(t)
 """
 
 TRAIN = """\
@@ -166,7 +173,8 @@ def test_a_check_with_context_read_as_skeletons_finds_what_a_fresh_one_finds(pro
     read = {path.name: type(facts) for path, (_, facts) in context_modules._cache.items()}
     # `sync` reaches a collective: simulated, its module read whole. The model's methods reach
     # none (their results follow their inputs, whatever their defaults), and the zoo and the
-    # package are only named: read by name only.
+    # package are only named: read by name only (nothing else calls into the training script,
+    # so the zoo's own `synced` is not simulated for its sake).
     assert read == {
         "helpers.py": ModuleFacts,
         "models.py": LazyModuleFacts,

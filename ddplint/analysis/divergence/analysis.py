@@ -67,6 +67,9 @@ class Analysis:
         self._running: set[tuple] = set()
         self._globals: dict[tuple, Val | None] = {}
         self._findings: dict[str, list[Finding]] | None = None
+        self._own_findings: dict[str, list[Finding]] = {}  # of modules that run alone
+        # A name → the modules whose imports or calls spell it as a part (see `_runs_alone`).
+        self._spellers: dict[str, set[str]] | None = None
         self._flags: dict[int, tuple[bool, bool, bool]] = {}
         # What each function's flags were read from: the modules it reaches, as bits of `_bits`.
         self._flag_modules: dict[int, int] = {}
@@ -603,29 +606,43 @@ class Analysis:
     # Findings -----------------------------------------------------------------------------
 
     def findings_for(self, facts: ModuleFacts) -> list[Finding]:
+        if self._findings is None and self._runs_alone(facts):
+            # Only its own functions can run its code: what is reported here is what they find,
+            # whatever the others do (a check of one script skips simulating its context).
+            if facts.filename not in self._own_findings:
+                self._own_findings[facts.filename] = _reported([facts], self._in_launch_configurations).get(
+                    facts.filename, []
+                )
+            return self._own_findings[facts.filename]
         if self._findings is None:
-            # A callee's branch is seen again from every caller: keep one finding per place,
-            # the one seen from the closest function (shortest call chain).
-            best: dict[int, Finding] = {}
-            for module in self.project.files.values():
-                for scope in module.scopes:
-                    for finding in self._in_launch_configurations(module, scope):
-                        key = id(finding.choice.node) if finding.choice is not None else id(finding.node)
-                        known = best.get(key)
-                        if known is None or _chain_length(finding) < _chain_length(known):
-                            best[key] = finding
-            self._findings = {}
-            reported: set[int] = set()
-            for finding in best.values():
-                if id(finding.node) in reported:
-                    continue
-                reported.add(id(finding.node))
-                self._findings.setdefault(finding.facts.filename, []).append(finding)
+            self._findings = _reported(self.project.files.values(), self._in_launch_configurations)
         return self._findings.get(facts.filename, [])
+
+    def _runs_alone(self, facts: ModuleFacts) -> bool:
+        """Whether no function of another module can run this module's code: no other module
+        imports it or spells a call through its name (`train.main()`), and it defines no class
+        (`guess_method` finds methods by their class's name). Module names are compared by their
+        last part, as a folder without `__init__.py` may know a module by a shorter name."""
+        if facts.class_bases:
+            return False
+        if self._spellers is None:
+            self._spellers = {}
+            for module in self.project.files.values():
+                names = {part for target in module.imports.aliases.values() for part in target.split(".")}
+                names.update(
+                    part for call in module.all_calls() if call.name for part in call.name.split(".")[:-1]
+                )
+                for name in names:
+                    self._spellers.setdefault(name, set()).add(module.filename)
+        return not (self._spellers.get(facts.module_name.rsplit(".", 1)[-1], set()) - {facts.filename})
 
     def updates_for(self, facts: ModuleFacts) -> list[Update]:
         """Changes of replica state (`optimizer.step()`) that one rank class makes and the other
         does not, each once, as seen from the closest function (fewest calls in between)."""
+        if self._updates is None and not any(self._divergent_updates(facts, scope) for scope in facts.scopes):
+            # An update is reported at the function the analysis started from: none of this
+            # module's makes one, so none is reported here, whichever the others make.
+            return []
         if self._updates is None:
             best: dict[int, Update] = {}
             for module in self.project.files.values():
@@ -1055,6 +1072,28 @@ def _join(a: Val, b: Val) -> Val:
     from ddplint.analysis.divergence.domain import join
 
     return join(a, b)
+
+
+def _reported(modules, findings_of) -> dict[str, list[Finding]]:
+    """The findings of the functions of `modules`, by the file each is reported in. A callee's
+    branch is seen again from every caller: one finding is kept per place, the one seen from
+    the closest function (shortest call chain), and one per reported node."""
+    best: dict[int, Finding] = {}
+    for module in modules:
+        for scope in module.scopes:
+            for finding in findings_of(module, scope):
+                key = id(finding.choice.node) if finding.choice is not None else id(finding.node)
+                known = best.get(key)
+                if known is None or _chain_length(finding) < _chain_length(known):
+                    best[key] = finding
+    found: dict[str, list[Finding]] = {}
+    reported: set[int] = set()
+    for finding in best.values():
+        if id(finding.node) in reported:
+            continue
+        reported.add(id(finding.node))
+        found.setdefault(finding.facts.filename, []).append(finding)
+    return found
 
 
 def _arg_key(value: Val | None):
