@@ -8,6 +8,7 @@ on that file and the summaries of what it calls.
 from __future__ import annotations
 
 import difflib
+import weakref
 from collections import Counter
 from dataclasses import dataclass, replace
 
@@ -68,8 +69,6 @@ class Analysis:
         self._globals: dict[tuple, Val | None] = {}
         self._findings: dict[str, list[Finding]] | None = None
         self._own_findings: dict[str, list[Finding]] = {}  # of modules that run alone
-        # A name → the modules whose imports or calls spell it as a part (see `_runs_alone`).
-        self._spellers: dict[str, set[str]] | None = None
         self._flags: dict[int, tuple[bool, bool, bool]] = {}
         # What each function's flags were read from: the modules it reaches, as bits of `_bits`.
         self._flag_modules: dict[int, int] = {}
@@ -625,16 +624,8 @@ class Analysis:
         last part, as a folder without `__init__.py` may know a module by a shorter name."""
         if facts.class_bases:
             return False
-        if self._spellers is None:
-            self._spellers = {}
-            for module in self.project.files.values():
-                names = {part for target in module.imports.aliases.values() for part in target.split(".")}
-                names.update(
-                    part for call in module.all_calls() if call.name for part in call.name.split(".")[:-1]
-                )
-                for name in names:
-                    self._spellers.setdefault(name, set()).add(module.filename)
-        return not (self._spellers.get(facts.module_name.rsplit(".", 1)[-1], set()) - {facts.filename})
+        own = facts.module_name.rsplit(".", 1)[-1]
+        return not any(own in _spelled(other) for other in self.project.files.values() if other is not facts)
 
     def updates_for(self, facts: ModuleFacts) -> list[Update]:
         """Changes of replica state (`optimizer.step()`) that one rank class makes and the other
@@ -1072,6 +1063,20 @@ def _join(a: Val, b: Val) -> Val:
     from ddplint.analysis.divergence.domain import join
 
     return join(a, b)
+
+
+# Each module → the names its imports and its calls spell as a part, but the names called
+# (`train` in `train.main()`): the same for a module's facts in every check of an editor session.
+_SPELLED: weakref.WeakKeyDictionary[ModuleFacts, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _spelled(module: ModuleFacts) -> frozenset[str]:
+    found = _SPELLED.get(module)
+    if found is None:
+        names = {part for target in module.imports.aliases.values() for part in target.split(".")}
+        names.update(part for call in module.all_calls() if call.name for part in call.name.split(".")[:-1])
+        found = _SPELLED[module] = frozenset(names)
+    return found
 
 
 def _reported(modules, findings_of) -> dict[str, list[Finding]]:
