@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from ddplint.analysis.divergence.analysis import Analysis
 from ddplint.config import Settings
 from ddplint.engine.checker import Linter
 from ddplint.model.project import Project
@@ -32,7 +31,7 @@ def _alone(**others: str) -> bool:
     modules = [
         linter.facts_for(Source(f"{name}.py", textwrap.dedent(code)), name) for name, code in others.items()
     ]
-    return Analysis(Project([train, *modules]))._runs_alone(train)
+    return Project([train, *modules]).runs_alone(train)
 
 
 def test_a_script_nothing_names_runs_alone() -> None:
@@ -57,7 +56,7 @@ def test_a_module_that_defines_a_class_does_not() -> None:
     linter = Linter()
     code = TRAIN + "\n    class Trainer:\n        def fit(self):\n            pass\n"
     train = linter.facts_for(Source("train.py", textwrap.dedent(code)), "train")
-    assert not Analysis(Project([train]))._runs_alone(train)
+    assert not Project([train]).runs_alone(train)
 
 
 # Its own finding, in a function the script imports and never calls.
@@ -92,4 +91,30 @@ def test_findings_of_a_script_alone_are_those_of_the_whole_project(tmp_path: Pat
     alone = run([str(tmp_path / "train.py")], settings, RunOptions())
     assert [(Path(d.filename).name, d.code, d.location.row) for d in alone.diagnostics] == [
         ("train.py", "DDP005", 8)
+    ]
+
+
+def test_the_callers_of_a_function_of_a_script_alone_are_its_own_calls() -> None:
+    from ddplint.analysis.origins import Origins, _untraced
+    from ddplint.model.project import index_calls
+
+    linter = Linter()
+    script = (
+        "import torch\nimport torch.distributed as dist\n\nfrom helpers import setup as other\n\n"
+        "def setup(rank):\n    torch.cuda.set_device(rank)\n\n"
+        "def main():\n    setup(dist.get_rank())\n    other(0)\n    setup(0)\n"
+    )
+    train = linter.facts_for(Source("train.py", script), "train")
+    helpers = linter.facts_for(
+        Source("helpers.py", "def setup(x):\n    pass\n\ndef run():\n    setup(1)\n"), "helpers"
+    )
+    project = Project([train, helpers])
+    origins = Origins(project)
+    setup = train.functions["setup"]
+    found = origins.callers(setup)
+    assert origins._callers is None  # the project's calls were not indexed
+    assert found == index_calls(project, project.files.values(), skip=_untraced)[id(setup)]
+    assert [(module.filename, call.node.args[0].value.__class__.__name__) for module, call in found] == [
+        ("train.py", "Call"),
+        ("train.py", "Integer"),
     ]

@@ -93,6 +93,8 @@ class Origins:
     def __init__(self, project) -> None:
         self.project = project
         self._callers: dict[int, list[tuple[ModuleFacts, CallSite]]] | None = None
+        self._own_callers: dict[str, dict[int, list[tuple[ModuleFacts, CallSite]]]] = {}
+        self._modules: dict[int, ModuleFacts] | None = None  # by the id of its module scope
         self._spawned: set[int] | None = None
         # The calls being followed into their callees, innermost last: (callee, call, the
         # caller's facts, the caller's scope). A callee's parameter is what its call passes.
@@ -332,9 +334,25 @@ class Origins:
         return _agree([origin for origin in found if origin is not None])
 
     def callers(self, scope: Scope) -> list[tuple[ModuleFacts, CallSite]]:
+        module = self._module_of(scope)
+        if module is not None and self.project.runs_alone(module):
+            # Only its own module's calls can run it: those are indexed, not the project's.
+            index = self._own_callers.get(module.filename)
+            if index is None:
+                index = self._own_callers[module.filename] = index_calls(
+                    self.project, [module], skip=_untraced
+                )
+            return index.get(id(scope), [])
         if self._callers is None:
             self._callers = index_calls(self.project, self.project.files.values(), skip=_untraced)
         return self._callers.get(id(scope), [])
+
+    def _module_of(self, scope: Scope) -> ModuleFacts | None:
+        while scope.parent is not None:
+            scope = scope.parent
+        if self._modules is None:
+            self._modules = {id(module.module_scope): module for module in self.project.files.values()}
+        return self._modules.get(id(scope))
 
     def spawned(self) -> set[int]:
         """Functions launched by `mp.spawn(fn, ...)`: their first argument is the process index."""

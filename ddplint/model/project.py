@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -52,6 +53,26 @@ class Project:
         if key not in memo:
             memo[key] = build()
         return memo[key]
+
+    def runs_alone(self, facts: ModuleFacts) -> bool:
+        """Whether no function of another module can run this module's code: no other module
+        imports it or spells a call through its name (`train.main()`; resolution follows such
+        names, imported or not), and it defines no class (`guess_method` finds methods by their
+        class's name). Module names are compared by their last part, as a folder without
+        `__init__.py` may know a module by a shorter name. A training script run alone: only
+        its own calls run its functions."""
+        if facts.class_bases:
+            return False
+        spellers = self.derived("spellers", self._spellers)
+        return not (spellers.get(facts.module_name.rsplit(".", 1)[-1], set()) - {facts.filename})
+
+    def _spellers(self) -> dict[str, set[str]]:
+        """A name → the files whose imports or calls spell it as a part (see `runs_alone`)."""
+        found: dict[str, set[str]] = {}
+        for module in self.files.values():
+            for name in _spelled(module):
+                found.setdefault(name, set()).add(module.filename)
+        return found
 
     def resolutions(self) -> dict[str, dict[tuple, tuple[ModuleFacts, Scope] | None]]:
         """The calls resolved so far, and guessed, by table: (module, scope, name) → what runs."""
@@ -326,6 +347,20 @@ def interface(facts: ModuleFacts) -> tuple:
         tuple(imports.aliases.items()),
         tuple((name, tuple(sorted(targets))) for name, targets in imports.bindings.items()),
     )
+
+
+# Each module → the names its imports and its calls spell as a part, but the names called
+# (`train` in `train.main()`): the same for a module's facts in every check of an editor session.
+_SPELLED: weakref.WeakKeyDictionary[ModuleFacts, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _spelled(module: ModuleFacts) -> frozenset[str]:
+    found = _SPELLED.get(module)
+    if found is None:
+        names = {part for target in module.imports.aliases.values() for part in target.split(".")}
+        names.update(part for call in module.all_calls() if call.name for part in call.name.split(".")[:-1])
+        found = _SPELLED[module] = frozenset(names)
+    return found
 
 
 def index_calls(

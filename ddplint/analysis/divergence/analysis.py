@@ -8,7 +8,6 @@ on that file and the summaries of what it calls.
 from __future__ import annotations
 
 import difflib
-import weakref
 from collections import Counter
 from dataclasses import dataclass, replace
 
@@ -605,7 +604,7 @@ class Analysis:
     # Findings -----------------------------------------------------------------------------
 
     def findings_for(self, facts: ModuleFacts) -> list[Finding]:
-        if self._findings is None and self._runs_alone(facts):
+        if self._findings is None and self.project.runs_alone(facts):
             # Only its own functions can run its code: what is reported here is what they find,
             # whatever the others do (a check of one script skips simulating its context).
             if facts.filename not in self._own_findings:
@@ -616,16 +615,6 @@ class Analysis:
         if self._findings is None:
             self._findings = _reported(self.project.files.values(), self._in_launch_configurations)
         return self._findings.get(facts.filename, [])
-
-    def _runs_alone(self, facts: ModuleFacts) -> bool:
-        """Whether no function of another module can run this module's code: no other module
-        imports it or spells a call through its name (`train.main()`), and it defines no class
-        (`guess_method` finds methods by their class's name). Module names are compared by their
-        last part, as a folder without `__init__.py` may know a module by a shorter name."""
-        if facts.class_bases:
-            return False
-        own = facts.module_name.rsplit(".", 1)[-1]
-        return not any(own in _spelled(other) for other in self.project.files.values() if other is not facts)
 
     def updates_for(self, facts: ModuleFacts) -> list[Update]:
         """Changes of replica state (`optimizer.step()`) that one rank class makes and the other
@@ -1063,20 +1052,6 @@ def _join(a: Val, b: Val) -> Val:
     from ddplint.analysis.divergence.domain import join
 
     return join(a, b)
-
-
-# Each module → the names its imports and its calls spell as a part, but the names called
-# (`train` in `train.main()`): the same for a module's facts in every check of an editor session.
-_SPELLED: weakref.WeakKeyDictionary[ModuleFacts, frozenset[str]] = weakref.WeakKeyDictionary()
-
-
-def _spelled(module: ModuleFacts) -> frozenset[str]:
-    found = _SPELLED.get(module)
-    if found is None:
-        names = {part for target in module.imports.aliases.values() for part in target.split(".")}
-        names.update(part for call in module.all_calls() if call.name for part in call.name.split(".")[:-1])
-        found = _SPELLED[module] = frozenset(names)
-    return found
 
 
 def _reported(modules, findings_of) -> dict[str, list[Finding]]:
