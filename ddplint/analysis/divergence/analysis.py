@@ -552,7 +552,7 @@ class Analysis:
         if found is not None:
             return found
         if key in self._running or len(self._running) > MAX_DEPTH:
-            return Summary((), Val(Kind.UNIFORM), complete=False)  # recursion: cut the cycle
+            return self.cut(facts, scope)  # recursion: cut the cycle
         self._running.add(key)
         try:
             context = tuple(_context_value(a) for a in args)
@@ -567,6 +567,15 @@ class Analysis:
             self._running.discard(key)
         self._summaries[key] = result
         return result
+
+    def cut(self, facts: ModuleFacts, scope: Scope) -> Summary:
+        """The summary of a function left unsimulated (a recursive call, or one too large):
+        nothing is known of it. When it can reach no collective, nor call a function it was
+        handed, it adds none to its callers' sequences, and they stay complete: it is read as
+        library code is (what it returns and where it raises unknown), so that a training
+        script's findings do not depend on whether the package it imports is checked with it."""
+        reaches, _, calls_param = self.flags(facts, scope)
+        return Summary((), Val(Kind.UNIFORM), complete=not (reaches or calls_param))
 
     def _replayed(self, key: tuple, context: tuple) -> Summary | None:
         """The earlier analysis' summary for `key`, when the simulation would produce it again:

@@ -147,7 +147,7 @@ class Simulator:
             else:
                 self.suite(body)
         except _TooBig:
-            return Summary((), UNIFORM, complete=False)
+            return self.analysis.cut(self.facts, self.scope)
         ret = NONE
         if self.returns:
             ret = self.returns[0]
