@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ddplint.model.catalogue import IN_PLACE_OUTPUT
 from ddplint.model.expressions import assignment_target, bound_values, returned_values
 from ddplint.model.facts import CallSite, ModuleFacts, Scope
 from ddplint.model.names import dotted_name
@@ -222,6 +223,8 @@ class Origins:
         found = []
         for value in values:
             where = owner.get(id(value), scope)
+            if derived and _agreed_in_place(where, name):
+                return None  # `dist.broadcast(seed, src=0)`: every rank holds rank 0's draw
             value = _unpacked(where, value, name)
             if value is not None and not _constant(value) and value is not node:
                 found.append(self.of(facts, where, value, derived=derived, depth=depth + 1))
@@ -385,6 +388,24 @@ def _position(scope: Scope, name: str) -> int:
     if scope.class_name is not None and scope.params[:1] == ["self"]:
         index -= 1
     return index
+
+
+def _agreed_in_place(scope: Scope, name: str) -> bool:
+    """Whether `scope` hands `name` to a collective that overwrites it with one value on every
+    rank (`dist.broadcast(seed, 0)`, `dist.all_reduce(seed)`): what it held before differs, what
+    the code reads after does not (the analysis is flow-insensitive: a read before the call is
+    taken as agreed too)."""
+    for call in scope.calls:
+        qualified = call.name or ""
+        if (
+            not qualified.startswith("torch.distributed.")
+            or qualified.rsplit(".", 1)[-1] not in IN_PLACE_OUTPUT
+        ):
+            continue
+        first = call.node.args[0] if call.node.args else None
+        if first is not None and first.keyword is None and dotted_name(first.value) == name:
+            return True
+    return False
 
 
 def _agree(found: list[Origin | None]) -> Origin | None:
