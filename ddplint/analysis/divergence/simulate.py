@@ -423,9 +423,32 @@ class Simulator:
                 break
             inner = inner.args[0].value
         item = iterable
-        if looks_like_data(inner) or self.analysis.is_loader(self.facts, self.scope, inner):
+        named_as_data = looks_like_data(inner) and not self._steps(inner)
+        if named_as_data or self.analysis.is_loader(self.facts, self.scope, inner):
             item = data(self._origin(inner, "items of `{}`"))
         self.assign(target, item, iter_node)
+
+    def _steps(self, node: cst.BaseExpression, seen: frozenset[int] = frozenset()) -> bool:
+        """Whether `node` is a `range(...)`, maybe in a progress bar, or a name this function
+        binds to nothing else (`iterator = range(start, steps)`): counters, whatever its name."""
+        if isinstance(node, cst.Call):
+            qualified = self.facts.imports.resolve_dotted(_call_name(node))
+            if qualified == "range":
+                return True
+            first = node.args[0] if node.args else None
+            return (
+                qualified in cat.PROGRESS_BARS
+                and first is not None
+                and first.keyword is None
+                and self._steps(first.value, seen)
+            )
+        bound = self.scope.assignments.get(dotted_name(node) or "")
+        if not bound:
+            return False
+        # `iterator = tqdm(iterator)` binds the name to itself, wrapped: each value is read once.
+        ahead = [value for value in bound if id(value) not in seen]
+        seen = seen | {id(value) for value in bound}
+        return all(self._steps(value, seen) for value in ahead)
 
     def try_stmt(self, node: cst.Try) -> None:
         self.suite(node.body)
@@ -780,6 +803,10 @@ class Simulator:
             if off is not None and off.rank and off.truth() is not None:
                 # Its counter (`bar.n`) moves only where it is on: on the other ranks it stays 0.
                 return Val(Kind.OBJECT, tag="progress-off" if off.truth() else "progress-counting")
+            if node.args and node.args[0].keyword is None and not node.args[0].star:
+                # A bar iterates as what it wraps: `if rank == 0: steps = tqdm(steps)` leaves
+                # every rank the same steps (the very value, so no path makes it differ).
+                return args[0]
         if qualified in ("int", "bool", "float", "str") and len(args) == 1:
             return _convert(qualified, args[0])
         if qualified == "os.environ.get" or qualified == "os.getenv":
