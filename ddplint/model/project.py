@@ -292,6 +292,26 @@ class Project:
                 return found
         return None
 
+    def inherits(self, facts: ModuleFacts, class_name: str, wanted: frozenset[str], depth: int = 0) -> bool:
+        """Whether the class, or a base of it the project defines, names one of the `wanted`
+        import-resolved bases (`unittest.TestCase`)."""
+        if depth > 4:
+            return False
+        for base_name in facts.class_bases.get(class_name, ()):
+            if base_name is None:
+                continue
+            if base_name in wanted:
+                return True
+            if base_name in facts.class_bases:
+                found = self.inherits(facts, base_name, wanted, depth + 1)
+            else:
+                module_name, _, base_class = base_name.rpartition(".")
+                module = self.module(module_name, facts)
+                found = module is not None and self.inherits(module, base_class, wanted, depth + 1)
+            if found:
+                return True
+        return False
+
     def class_field(
         self, facts: ModuleFacts, class_name: str, name: str, depth: int = 0
     ) -> tuple[ModuleFacts, cst.BaseExpression] | None:

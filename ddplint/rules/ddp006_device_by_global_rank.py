@@ -37,6 +37,24 @@ SET_DEVICE = frozenset(
         "torch.accelerator.device_index",
     }
 )
+# PyTorch's multi-process test cases start `world_size` processes on one machine, each given
+# its index as its rank (torch/testing/_internal/common_distributed.py): a rank is a device there.
+_TESTING = "torch.testing._internal."
+ONE_NODE_TESTS = frozenset(
+    {
+        f"{_TESTING}common_distributed.MultiProcessTestCase",
+        f"{_TESTING}common_distributed.DistributedTestBase",
+        f"{_TESTING}common_distributed.MultiProcContinuousTest",
+        f"{_TESTING}common_distributed.MultiProcContinousTest",  # its spelling before torch 2.8
+        f"{_TESTING}common_distributed.MultiThreadedTestCase",
+        f"{_TESTING}common_fsdp.FSDPTest",
+        f"{_TESTING}common_fsdp.FSDPTestContinuous",
+        f"{_TESTING}common_fsdp.FSDPTestMultiThread",
+        f"{_TESTING}distributed._tensor.common_dtensor.DTensorTestBase",
+        f"{_TESTING}distributed._tensor.common_dtensor.DTensorContinuousTestBase",
+        f"{_TESTING}distributed._tensor.common_dtensor.DTensorOpTestBase",
+    }
+)
 # Keywords that take a device (or device ordinal) in any call.
 DEVICE_KEYWORDS = ("device", "device_id", "output_device")
 DEVICE_PREFIXES = ("cuda:",)
@@ -53,6 +71,8 @@ class DeviceByGlobalRank(Rule):
     def check(self, ctx: Context) -> None:
         facts = ctx.facts
         for scope, sink, node in _sinks(facts):
+            if scope.class_name is not None and ctx.project.inherits(facts, scope.class_name, ONE_NODE_TESTS):
+                continue
             origin = ctx.origins.of(facts, scope, node)
             if origin is None or origin.kind != GLOBAL:
                 continue
