@@ -758,7 +758,7 @@ class Analysis:
                 )
             for op, block in summary.split_findings:
                 findings.append(Finding(Cause.RANK, "split-barrier", op.facts, op.site, [op], block=block))
-        return findings
+        return [f for f in findings if not _within_subgroups(f)]
 
     def _compare(self, facts: ModuleFacts, scope: Scope, zero: Seq, other: Seq) -> list[Finding]:
         shared = choice_nodes(zero) & choice_nodes(other)
@@ -1061,6 +1061,16 @@ def _join(a: Val, b: Val) -> Val:
     from ddplint.analysis.divergence.domain import join
 
     return join(a, b)
+
+
+def _within_subgroups(finding: Finding) -> bool:
+    """A rank test around collectives that each run on a named process group: the ranks that
+    skip them may be the ones outside the group (`if mpu.is_pipeline_first_stage():` around an
+    all-gather of the tensor-parallel group, whose members all share a pipeline stage). Group
+    membership is not in view, so no difference can be shown. Per-rank data is another matter:
+    the members of a group disagree on it as well as any ranks do."""
+    ops = finding.ops + finding.other_ops
+    return finding.cause is Cause.RANK and bool(ops) and all(op.subgroup for op in ops)
 
 
 def _reported(modules, findings_of) -> dict[str, list[Finding]]:

@@ -58,6 +58,9 @@ class Op:
     resolved_here: bool = False
     # The module passed in is wrapped on some launch paths only: unwrap with `getattr(m, "module", m)`.
     partial: bool = False
+    # Issued on a process group given by name (`group=mpu.get_tensor_model_parallel_group()`):
+    # only its members take part, and which ranks those are is not in view.
+    subgroup: bool = False
 
 
 @dataclass(frozen=True, eq=False)

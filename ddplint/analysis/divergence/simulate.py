@@ -1011,6 +1011,7 @@ class Simulator:
             when=when if self.world is None else frozenset(),
             why=why,
             partial=partial,
+            subgroup=_on_subgroup(node),
         )
         if self.split_barrier:
             self.split_findings.append((op, self.split_barrier[-1]))
@@ -1265,6 +1266,15 @@ def _substitute(value: Val, bound) -> Val:
     return replace(
         result, null=result.null or value.null, tag=value.tag or result.tag, items=result.items or items
     )
+
+
+def _on_subgroup(node: cst.CSTNode) -> bool:
+    """Whether a collective call names the process group it runs on, other than the world."""
+    group = _keyword(node, "group") if isinstance(node, cst.Call) else None
+    if group is None:
+        return False
+    spelled = dotted_name(group) or ""
+    return spelled != "None" and not spelled.endswith(".WORLD")
 
 
 def _distributed_name(name: str) -> Val | None:
