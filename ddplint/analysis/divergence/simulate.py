@@ -268,6 +268,8 @@ class Simulator:
             for index, element in enumerate(target.elements):
                 if isinstance(value_node, (cst.Tuple, cst.List)) and index < len(value_node.elements):
                     part = self.eval(value_node.elements[index].value, emit=False)
+                elif isinstance(value_node, cst.IfExp):
+                    part = self._unpacked_arms(value_node, index, len(target.elements))
                 else:
                     part = unpacked(value, index, len(target.elements))
                 inner = element.value
@@ -279,6 +281,17 @@ class Simulator:
             base = dotted_name(target.value)
             if base is not None and value.divergent:
                 self.env[base] = combine([self.lookup(target.value), value])
+
+    def _unpacked_arms(self, node: cst.IfExp, index: int, count: int) -> Val:
+        """Item `index` of `a if test else (b, None)` unpacked: each arm's item, joined, so that
+        `targets` is None exactly where the test says."""
+        parts = []
+        for arm in (node.body, node.orelse):
+            if isinstance(arm, (cst.Tuple, cst.List)) and index < len(arm.elements):
+                parts.append(self.eval(arm.elements[index].value, emit=False))
+            else:
+                parts.append(unpacked(self.eval(arm, emit=False), index, count))
+        return taint(join(*parts), self.eval(node.test, emit=False))
 
     # Compound statements ---------------------------------------------------------------------
 
@@ -809,6 +822,8 @@ class Simulator:
                 return args[0]
         if qualified in ("int", "bool", "float", "str") and len(args) == 1:
             return _convert(qualified, args[0])
+        if qualified == "isinstance" and args and args[0].kind is Kind.DATA:
+            return Val(Kind.UNIFORM, deps=args[0].deps)  # a batch's type: see _structural_key
         if qualified == "os.environ.get" or qualified == "os.getenv":
             return self._environ(_string_arg(node), node)
 
@@ -825,6 +840,8 @@ class Simulator:
             if receiver.tag == PARAMS and method.endswith("_") and not method.startswith("_"):
                 self._note_write(node, func)  # `p.data.copy_(...)`, `p.zero_()`
             self._note_update(node, func, method, receiver)
+            if method == "get" and args and _structural_key(args[0], receiver):
+                return replace(combine([receiver]), null=Kind.UNIFORM)  # `batch.get("mask")`
             handled = self._method(node, method, receiver, func, args)
             if handled is not None:
                 return handled
@@ -1376,6 +1393,8 @@ def _compare(op: cst.BaseCompOp, left: Val, right: Val) -> Val:
         return Val(Kind.CONST, value, rank=rank, deps=deps)
     if isinstance(op, (cst.In, cst.NotIn)):
         result = _membership(left, right)
+        if result is None and _structural_key(left, right):
+            return Val(Kind.UNIFORM, rank=rank, deps=deps)  # `"neg_context" in batch`
         if result is None:
             return _undecided(left, right)
         value = result if isinstance(op, cst.In) else not result
@@ -1395,6 +1414,14 @@ def _compare(op: cst.BaseCompOp, left: Val, right: Val) -> Val:
             if decided is not None:
                 return Val(Kind.CONST, decided, rank=kind is Kind.NONZERO or rank, deps=deps)
     return _undecided(left, right)
+
+
+def _structural_key(key: Val, holder: Val) -> bool:
+    """Whether `key` names a field of per-rank data: the fields a batch has, like its type,
+    are the same on every rank (one dataset, collated alike); their values are not. A batch
+    that is None as a whole is another matter: a collate function that drops bad samples
+    returns None for some batches only."""
+    return holder.kind is Kind.DATA and key.kind is Kind.CONST and isinstance(key.const, str)
 
 
 def _undecided(left: Val, right: Val) -> Val:
