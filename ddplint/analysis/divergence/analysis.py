@@ -1105,7 +1105,7 @@ def _arg_key(value: Val | None):
     if value.rank and value.kind in (Kind.CONST, Kind.NONZERO):
         return ("rank", value.kind, value.const if isinstance(value.const, (int, bool)) else None)
     if value.kind is Kind.DATA:
-        return ("data",)
+        return ("data", value.null)  # per-rank data, maybe None alike on every rank
     if value.kind is Kind.CONST and type(value.const) in (bool, int, type(None), str):
         # A constant the caller passes decides the callee's tests (`create_loader(rank=-1)`).
         return ("const", type(value.const).__name__, value.const)
@@ -1122,7 +1122,7 @@ def _context_value(value: Val | None) -> Val | None:
     if key[0] == "shard":
         return Val(Kind.OBJECT, shard=value.shard)
     if key[0] == "data":
-        return Val(Kind.DATA, origin=value.origin)
+        return Val(Kind.DATA, origin=value.origin, null=value.null)
     if key[0] == "const":
         return const(value.const)
     return Val(value.kind, value.const, rank=True, origin=value.origin)
