@@ -324,6 +324,13 @@ DATA_CALLS = frozenset(
         "math.isfinite",
     }
 )
+# Of those, the tests of a number: per-rank when the number is (a local loss), the same on every
+# rank when a collective agreed on it first.
+NUMERIC_TESTS = frozenset(
+    {"torch.isnan", "torch.isinf", "torch.isfinite", "math.isnan", "math.isinf", "math.isfinite"}
+)
+# The norm of the gradients, returned by the clipping functions.
+GRADIENT_NORMS = frozenset({"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_norm"})
 # File checks are treated as the same on every rank: checkpoints and logs live on shared storage
 # in the common case, and resume logic branches on them everywhere. (On node-local disks they can
 # differ; the analysis accepts missing that rather than flagging every resume path.)

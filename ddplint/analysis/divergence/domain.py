@@ -92,6 +92,9 @@ class Val:
     # A wrapped module on some paths only (`if args.ddp: model = DDP(model)`): `.module` would
     # fail on the others.
     partial: bool = False
+    # Made the same on every rank by a collective (`dist.all_reduce(loss)`, `accelerator.reduce`),
+    # or computed from such values alone: its numerics agree too (`isnan(loss)` after the reduce).
+    agreed: bool = False
 
     @property
     def divergent(self) -> bool:
@@ -113,6 +116,7 @@ class Val:
 
 
 UNIFORM = Val(Kind.UNIFORM)
+AGREED = Val(Kind.UNIFORM, agreed=True)
 # Tags of a module whose forward is a collective (DDP with its buffers broadcast, FSDP; DDP with
 # `broadcast_buffers=False` is "ddp-nobuf"), and of its `.module` taken back.
 WRAPPED = frozenset({"ddp", "fsdp"})
@@ -165,9 +169,11 @@ def combine(values, origin: OriginLabel | None = None) -> Val:
             return Val(
                 kind, rank=rank, origin=first.origin or origin, deps=deps, shard=shard, weak=not strong
             )
-    if not (rank or deps or shard):
+    # Nothing divergent went in: an agreed number scaled by the configuration stays agreed.
+    agreed = not rank and any(v.agreed for v in values)
+    if not (rank or deps or shard or agreed):
         return UNIFORM  # what most operations give: nothing divergent, derived or split
-    return Val(Kind.UNIFORM, rank=rank, deps=deps, shard=shard)
+    return Val(Kind.UNIFORM, rank=rank, deps=deps, shard=shard, agreed=agreed)
 
 
 def join(a: Val, b: Val) -> Val:

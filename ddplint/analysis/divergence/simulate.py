@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import (
+    AGREED,
     NONE,
     PARAMS,
     UNIFORM,
@@ -810,6 +811,8 @@ class Simulator:
         world = launch_class_test(self.facts, node) if self.world is not None else None
         if world is not None:
             return const(world == self.world)  # `isinstance(model, FSDP)` in this configuration
+        if qualified in cat.GRADIENT_NORMS and args and args[0].tag == PARAMS and not self.no_sync:
+            return AGREED  # of a DDP model's parameters: its backward averaged the gradients
         if qualified in cat.PROGRESS_BARS:
             disable = _keyword(node, "disable")
             off = self.eval(disable, emit=False) if disable is not None else None
@@ -920,8 +923,8 @@ class Simulator:
             if short in cat.IN_PLACE_OUTPUT and node.args:
                 out = dotted_name(node.args[0].value)
                 if out is not None:
-                    self.env[out] = UNIFORM  # agreed on every rank
-            return UNIFORM
+                    self.env[out] = AGREED
+            return AGREED
         if role is Role.RANK:
             return rank_value(self.rank_zero, self._origin(node))
         if role is Role.MAIN:
@@ -929,6 +932,8 @@ class Simulator:
         if role is Role.DATA:
             if any(a.divergent for a in args):
                 return combine(args)  # keep the root cause: `isnan(loss)` diverges through `loss`
+            if args and qualified in cat.NUMERIC_TESTS and combine(args).agreed:
+                return AGREED  # `math.isnan(reduced_loss)`: the same number on every rank
             return data(self._origin(node))
         if role is Role.WRAPPER:
             self._op(qualified, func, node, what="DDP construction")
