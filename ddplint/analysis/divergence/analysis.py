@@ -662,7 +662,7 @@ class Analysis:
         divergent = [u for u in zero.updates if (id(u.site), id(u.node)) not in made[1]] + [
             u for u in other.updates if (id(u.site), id(u.node)) not in made[0]
         ]
-        return [u for u in divergent if _used_again(facts, scope, zero.seq, u)]
+        return [u for u in divergent if _used_again(facts, scope, zero.seq, u) and not _resynchronised(u)]
 
     def _in_launch_configurations(self, facts: ModuleFacts, scope: Scope) -> list[Finding]:
         """The findings of a function; those whose collectives exist only under some launch
@@ -1126,6 +1126,33 @@ def _context_value(value: Val | None) -> Val | None:
     if key[0] == "const":
         return const(value.const)
     return Val(value.kind, value.const, rank=True, origin=value.origin)
+
+
+def _resynchronised(update: Update) -> bool:
+    """Whether the function that makes the update then broadcasts every parameter from one rank
+    (`for p in model.parameters(): dist.broadcast(p.data, src=0)`): whatever one rank class
+    changed, all replicas hold the same weights again (a rank-0-driven LBFGS step)."""
+    facts = update.facts
+    calls = facts.all_calls()
+    scope = next((c.scope for c in calls if c.node is update.node), None)
+    if scope is None:
+        return False
+    after = facts.span(update.node)[1]
+    for call in scope.calls:
+        loop = call.loop
+        if call.name != "torch.distributed.broadcast" or loop is None or not call.node.args:
+            continue
+        iterated = loop.iter.func if isinstance(loop.iter, cst.Call) else None
+        parameters = isinstance(iterated, cst.Attribute) and iterated.attr.value == "parameters"
+        sent = dotted_name(call.node.args[0].value) or ""
+        if (
+            parameters
+            and loop.target
+            and sent.split(".")[0] == loop.target
+            and facts.span(call.node)[0] > after
+        ):
+            return True
+    return False
 
 
 def _used_again(facts: ModuleFacts, scope: Scope, seq: Seq, update: Update) -> bool:
