@@ -329,6 +329,18 @@ DATA_CALLS = frozenset(
 NUMERIC_TESTS = frozenset(
     {"torch.isnan", "torch.isinf", "torch.isfinite", "math.isnan", "math.isinf", "math.isfinite"}
 )
+# Launchers that run one process when built with `devices=1` on one node (Lightning's Trainer,
+# Fabric): on such an object the rank is 0 and every test of the main process holds.
+ONE_PROCESS_LAUNCHERS = frozenset(
+    {
+        "lightning.Trainer",
+        "lightning.pytorch.Trainer",
+        "pytorch_lightning.Trainer",
+        "lightning.Fabric",
+        "lightning.fabric.Fabric",
+        "lightning_fabric.Fabric",
+    }
+)
 # The norm of the gradients, returned by the clipping functions.
 GRADIENT_NORMS = frozenset({"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_norm"})
 # File checks are treated as the same on every rank: checkpoints and logs live on shared storage

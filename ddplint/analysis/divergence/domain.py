@@ -122,6 +122,7 @@ AGREED = Val(Kind.UNIFORM, agreed=True)
 WRAPPED = frozenset({"ddp", "fsdp"})
 UNWRAPPED = "unwrapped"
 PARAMS = "replica-parameters"  # `model.parameters()` of a wrapped model (or of its `.module`)
+ONE_PROCESS = "one-process"  # a launcher of one process: `Trainer(devices=1)`
 NONE = Val(Kind.CONST, None)
 # The world size of a run that can hang: two ranks at least.
 WORLD_SIZE = Val(Kind.SEVERAL)

@@ -15,6 +15,7 @@ from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import (
     AGREED,
     NONE,
+    ONE_PROCESS,
     PARAMS,
     UNIFORM,
     UNWRAPPED,
@@ -644,6 +645,8 @@ class Simulator:
             return self.lookup(node)
         base = self.eval(node.value)
         attr = node.attr.value
+        if base.tag == ONE_PROCESS and (attr in cat.RANK_NAMES or attr in cat.MAIN_NAMES):
+            return const(0 if attr in cat.RANK_NAMES else True)  # `Trainer(devices=1).global_rank`
         if attr in cat.RANK_NAMES:
             return rank_value(self.rank_zero, f"`{self._text(node)}`")
         if attr in cat.MAIN_NAMES:
@@ -811,6 +814,8 @@ class Simulator:
         world = launch_class_test(self.facts, node) if self.world is not None else None
         if world is not None:
             return const(world == self.world)  # `isinstance(model, FSDP)` in this configuration
+        if qualified in cat.ONE_PROCESS_LAUNCHERS and _one_process(node):
+            return Val(Kind.OBJECT, tag=ONE_PROCESS)
         if qualified in cat.GRADIENT_NORMS and args and args[0].tag == PARAMS and not self.no_sync:
             return AGREED  # of a DDP model's parameters: its backward averaged the gradients
         if qualified in cat.PROGRESS_BARS:
@@ -1288,6 +1293,15 @@ def _substitute(value: Val, bound) -> Val:
     return replace(
         result, null=result.null or value.null, tag=value.tag or result.tag, items=result.items or items
     )
+
+
+def _one_process(node: cst.Call) -> bool:
+    """`Trainer(devices=1)`, `Fabric(devices=[0])`, on one node: a run of one process."""
+    devices = _keyword(node, "devices")
+    nodes = _keyword(node, "num_nodes")
+    one = isinstance(devices, cst.Integer) and devices.value == "1"
+    one = one or (isinstance(devices, (cst.List, cst.Tuple)) and len(devices.elements) == 1)
+    return one and (nodes is None or (isinstance(nodes, cst.Integer) and nodes.value == "1"))
 
 
 def _on_subgroup(node: cst.CSTNode) -> bool:
