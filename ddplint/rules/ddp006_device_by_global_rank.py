@@ -25,6 +25,7 @@ from ddplint.diagnostics import Applicability
 from ddplint.model.catalogue import DDP_WRAPPERS
 from ddplint.model.expressions import accelerator_set_device, bound_values
 from ddplint.model.facts import ModuleFacts, Scope, child_nodes
+from ddplint.model.names import dotted_name
 from ddplint.rules.base import Context, Rule
 from ddplint.syntax.lazycst import cst
 
@@ -70,6 +71,8 @@ class DeviceByGlobalRank(Rule):
 
     def check(self, ctx: Context) -> None:
         facts = ctx.facts
+        if _one_node_world(facts):
+            return
         for scope, sink, node in _sinks(facts):
             if scope.class_name is not None and ctx.project.inherits(facts, scope.class_name, ONE_NODE_TESTS):
                 continue
@@ -96,6 +99,24 @@ class DeviceByGlobalRank(Rule):
             fix = ctx.fix(f"Use the local rank `{local}`", ctx.replace(node, local))
             help = f"use the local rank `{local}`"
         ctx.report(node, message, fix=fix, help=help)
+
+
+def _one_node_world(facts: ModuleFacts) -> bool:
+    """Whether the module starts a process group as large as this machine's device count
+    (`init_process_group(world_size=torch.cuda.device_count())`): its ranks are this node's
+    devices."""
+    for call in facts.all_calls():
+        if call.name != "torch.distributed.init_process_group":
+            continue
+        for arg in call.node.args:
+            value = arg.value
+            if arg.keyword is not None and arg.keyword.value == "world_size" and isinstance(value, cst.Call):
+                func = value.func
+                if isinstance(func, (cst.Attribute, cst.Name)) and (dotted_name(func) or "").endswith(
+                    "device_count"
+                ):
+                    return True
+    return False
 
 
 def _sinks(facts: ModuleFacts):
