@@ -223,8 +223,8 @@ class Origins:
         found = []
         for value in values:
             where = owner.get(id(value), scope)
-            if derived and _agreed_in_place(where, name):
-                return None  # `dist.broadcast(seed, src=0)`: every rank holds rank 0's draw
+            if derived and _agreed_in_place(facts, where, name, value, values):
+                continue  # `dist.broadcast(seed, src=0)`: every rank holds rank 0's draw
             value = _unpacked(where, value, name)
             if value is not None and not _constant(value) and value is not node:
                 found.append(self.of(facts, where, value, derived=derived, depth=depth + 1))
@@ -390,11 +390,14 @@ def _position(scope: Scope, name: str) -> int:
     return index
 
 
-def _agreed_in_place(scope: Scope, name: str) -> bool:
-    """Whether `scope` hands `name` to a collective that overwrites it with one value on every
-    rank (`dist.broadcast(seed, 0)`, `dist.all_reduce(seed)`): what it held before differs, what
-    the code reads after does not (the analysis is flow-insensitive: a read before the call is
-    taken as agreed too)."""
+def _agreed_in_place(facts: ModuleFacts, scope: Scope, name: str, value, values) -> bool:
+    """Whether `scope` hands `name`, after `value` is assigned to it and before any other value
+    is, to a collective that overwrites it with one value on every rank
+    (`dist.broadcast(seed, 0)`, `dist.all_reduce(seed)`): what it held differs, what the code
+    reads after does not."""
+    start = facts.span(value)[0]
+    later = [facts.span(v)[0] for v in values if v is not value and facts.span(v)[0] > start]
+    end = min(later) if later else None
     for call in scope.calls:
         qualified = call.name or ""
         if (
@@ -403,7 +406,10 @@ def _agreed_in_place(scope: Scope, name: str) -> bool:
         ):
             continue
         first = call.node.args[0] if call.node.args else None
-        if first is not None and first.keyword is None and dotted_name(first.value) == name:
+        if first is None or first.keyword is not None or dotted_name(first.value) != name:
+            continue
+        at = facts.span(call.node)[0]
+        if at > start and (end is None or at < end):
             return True
     return False
 
