@@ -90,6 +90,9 @@ class Scope:
     returns_module: bool = False
     # Assigns an attribute of `self` (`self.best = loss`): calling it changes its object.
     stores_on_self: bool = False
+    # Tests the shape of a value (`"mask" in batch`, `isinstance(batch, list)`): handed per-rank
+    # data, it decides alike on every rank, which only its simulation sees.
+    tests_shape: bool = False
 
     def values_of(self, dotted: str) -> list[cst.BaseExpression]:
         """Every value assigned to `dotted` in this scope, then in enclosing ones."""
@@ -586,6 +589,8 @@ class _Walker:
             if kind is cst.Call:
                 name = dotted_name(current.func)
                 resolved = self.facts.imports.resolve_dotted(name) if name else None
+                if resolved == "isinstance":
+                    self.scope.tests_shape = True
                 func = current.func
                 receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
                 self.scope.calls.append(
@@ -603,6 +608,10 @@ class _Walker:
                 kind is cst.CompFor and looks_like_data(current.iter)
             ):
                 self.scope.reads_data = True
+            elif kind is cst.Comparison and type(current.left) is cst.SimpleString:
+                self.scope.tests_shape |= any(
+                    type(c.operator) in (cst.In, cst.NotIn) for c in current.comparisons
+                )
             elif kind is cst.IfExp and current_target is not None:
                 stack.append((current.orelse, current_target))
                 stack.append((current.test, None))

@@ -1067,7 +1067,11 @@ class Simulator:
         if shard is not None:
             return Val(Kind.OBJECT, shard=shard)  # iterating it yields this rank's share only
         reach, special, calls_param = self.analysis.flags(callee_facts, callee_scope)
-        if not (reach or special or (calls_param and any(v is not None and v.tag in WRAPPED for v in bound))):
+        # A helper handed per-rank data that tests its shape (`if "mask" in batch: ... else None`)
+        # returns what is None alike on every rank: only its simulation tells.
+        shaped = callee_scope.tests_shape and any(v is not None and v.kind is Kind.DATA for v in bound)
+        wrapped = calls_param and any(v is not None and v.tag in WRAPPED for v in bound)
+        if not (reach or special or wrapped or shaped):
             # Nothing in there can run a collective or produce a rank: the result follows the
             # inputs. (Read before the callee's literal defaults, which are uniform and would
             # change nothing here, so that its module's tree may stay unread.)
