@@ -660,6 +660,8 @@ class Simulator:
             return Val(Kind.RANK, rank=True, origin=self._origin(node))
         if attr == "data" and base.tag == PARAMS:
             return base  # `p.data` of a parameter is that parameter's storage
+        if attr in cat.TENSOR_METADATA and base.kind is Kind.DATA:
+            return Val(Kind.UNIFORM, deps=base.deps)  # `hidden.requires_grad`: the code decides it
         if attr == "grad":
             # Whether a parameter got a gradient, and its value, follow this rank's batch.
             return data(self._origin(node))
