@@ -353,6 +353,8 @@ FILESYSTEM_CALLS = frozenset({"os.path.exists", "os.path.isfile", "os.path.isdir
 
 # Words in the name of an iterated object that make its items per-rank data.
 DATA_ITERABLE_WORDS = ("loader", "dataset", "data", "batch", "dl", "iterator", "stream", "shard", "sample")
+# ... unless the name ends in one of these: a list of names the configuration gives (`data_paths`).
+NAMING_WORDS = frozenset({"paths", "names", "files", "dirs", "keys", "configs"})
 
 # Decorators that run the function on the main process only and return None elsewhere:
 # Lightning's rank_zero_only (fabric/utilities/rank_zero.py), accelerate's on_main_process and

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ddplint.model.catalogue import DATA_ITERABLE_WORDS
+from ddplint.model.catalogue import DATA_ITERABLE_WORDS, NAMING_WORDS
 from ddplint.syntax.lazycst import cst
 
 # Private module paths that re-export under a public name; a qualified name is rewritten to the
@@ -160,4 +160,6 @@ def looks_like_data(node: cst.BaseExpression) -> bool:
     if name is None:
         return False
     last = name.rsplit(".", 1)[-1].lower()
+    if last.rsplit("_", 1)[-1] in NAMING_WORDS:
+        return False  # `data_paths`, `dataset_names`: what the configuration names, not samples
     return any(word in last for word in DATA_ITERABLE_WORDS)
