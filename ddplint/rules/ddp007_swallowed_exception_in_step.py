@@ -186,8 +186,8 @@ def _caught_names(handler: cst.ExceptHandler) -> set[str] | None:
 def _swallows(facts: ModuleFacts, handler: cst.ExceptHandler) -> str | None:
     """How the handler lets the loop go on ("continues", "passes"...), or None when it does not."""
     caught = _caught_names(handler)
-    if caught is not None and caught <= NOT_STEP_ERRORS:
-        return None
+    if caught is not None and all(name in NOT_STEP_ERRORS or "Exhausted" in name for name in caught):
+        return None  # `except DataloaderExhaustedError: break` ends a loop as StopIteration does
     statements = list(handler.body.body) if isinstance(handler.body, cst.IndentedBlock) else [handler.body]
     if _always_aborts(facts, statements):
         return None
