@@ -344,6 +344,10 @@ ONE_PROCESS_LAUNCHERS = frozenset(
 # What a tensor of per-rank data holds alike on every rank: set by the code that made it, not
 # by the samples (its shape is not: a last batch, a ragged sequence, differ per rank).
 TENSOR_METADATA = frozenset({"requires_grad", "dtype", "ndim", "is_cuda", "layout"})
+# Methods that put what they are given into a container (list, dict, set, deque, queue).
+CONTAINER_MUTATORS = frozenset(
+    {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault", "put"}
+)
 # The norm of the gradients, returned by the clipping functions.
 GRADIENT_NORMS = frozenset({"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_norm"})
 # File checks are treated as the same on every rank: checkpoints and logs live on shared storage

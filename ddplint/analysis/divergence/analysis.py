@@ -1100,6 +1100,8 @@ def _arg_key(value: Val | None):
         return None
     if value.tag in ("ddp", "fsdp", "accelerator", "deepspeed"):
         return ("tag", value.tag)
+    if value.fields and not value.divergent:
+        return ("fields", value.fields)  # an object some of whose attributes hold per-rank data
     if value.shard is not None:
         return ("shard", id(value.shard[1]))
     if value.rank and value.kind in (Kind.CONST, Kind.NONZERO):
@@ -1121,6 +1123,8 @@ def _context_value(value: Val | None) -> Val | None:
         return Val(Kind.OBJECT, tag=value.tag)
     if key[0] == "shard":
         return Val(Kind.OBJECT, shard=value.shard)
+    if key[0] == "fields":
+        return Val(Kind.OBJECT, fields=value.fields, origin=value.origin)
     if key[0] == "data":
         return Val(Kind.DATA, origin=value.origin, null=value.null)
     if key[0] == "const":

@@ -95,6 +95,10 @@ class Val:
     # Made the same on every rank by a collective (`dist.all_reduce(loss)`, `accelerator.reduce`),
     # or computed from such values alone: its numerics agree too (`isnan(loss)` after the reduce).
     agreed: bool = False
+    # Of an object the same on every rank but for these attributes (paths under it), which hold
+    # per-rank data its methods stored (`metrics.update(loss)` fills `metrics._window`, not
+    # `metrics._world_size`); `origin` says where that data comes from.
+    fields: frozenset[str] = frozenset()
 
     @property
     def divergent(self) -> bool:
@@ -185,7 +189,15 @@ def join(a: Val, b: Val) -> Val:
     null = _worst(a.null, b.null)
     if null is not None and joined.null is None:
         joined = replace(joined, null=null)
+    if (a.fields or b.fields) and not joined.divergent:
+        joined = replace(joined, fields=a.fields | b.fields, origin=joined.origin or a.origin or b.origin)
     return joined
+
+
+def holds_per_rank(fields: frozenset[str], path: str) -> bool:
+    """Whether reading `path` under an object reads one of its per-rank `fields` (or a part of
+    one, or an attribute holding one)."""
+    return any(path == f or path.startswith(f + ".") or f.startswith(path + ".") for f in fields)
 
 
 def _join(a: Val, b: Val) -> Val:

@@ -38,6 +38,9 @@ class Summary:
     mutated: frozenset[str] = frozenset()
     # Parameters the function calls under a rank test (`run_on_main(func)`: `if is_main(): func()`)
     guarded_calls: frozenset[int] = frozenset()
+    # The attributes of `self` it leaves holding per-rank data (`window` in `self.window.append(loss)`);
+    # None when not known (a function cut off).
+    stored: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -28,6 +28,7 @@ from ddplint.analysis.divergence.domain import (
     const,
     data,
     first_shard,
+    holds_per_rank,
     join,
     main_flag,
     rank_value,
@@ -100,6 +101,10 @@ class Simulator:
         self.shard_findings: list[tuple[tuple, cst.CSTNode, list[Op]]] = []
         self.updates: list[Update] = []  # replica state changed here or in callees (DDP013)
         self.mutated: set[str] = set()  # `self.x` objects changed through their own methods
+        # Attributes of `self` left holding per-rank data (None once a callee's are unknown), and
+        # those of the object whose method was just inlined (see _absorb).
+        self.stored: set[str] | None = set()
+        self.callee_stored: frozenset[str] | None = None
         self.guarded_calls: set[int] = set()  # parameters called under a rank test
         self.joined = 0  # inside `with model.join():`, uneven inputs are handled
         self.path: list[Val] = []  # divergent tests of the branches being simulated
@@ -164,6 +169,7 @@ class Simulator:
             updates=self.updates,
             mutated=frozenset(self.mutated),
             guarded_calls=frozenset(self.guarded_calls),
+            stored=frozenset(self.stored) if self.stored is not None else None,
         )
 
     # Blocks ------------------------------------------------------------------------------
@@ -239,6 +245,7 @@ class Simulator:
             name = dotted_name(target)  # `loss[0] += out.item()` changes `loss`
             if name is not None:
                 self.env[name] = combine([self.lookup(target), value])
+                self._note_store(name, self.env[name])
         elif isinstance(node, cst.Return):
             value = self.eval(node.value) if node.value is not None else NONE
             for cond in self.path:
@@ -264,6 +271,7 @@ class Simulator:
     def assign(self, target: cst.BaseExpression, value: Val, value_node: cst.BaseExpression) -> None:
         name = dotted_name(target)
         if name is not None:
+            self._note_store(name, value)
             self.env[name] = value
             return
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -281,6 +289,8 @@ class Simulator:
         # Subscript targets (`x[i] = v`) change a container: the container absorbs the value.
         elif isinstance(target, cst.Subscript):
             base = dotted_name(target.value)
+            if base is not None:
+                self._note_store(base, value)
             if base is not None and value.divergent:
                 self.env[base] = combine([self.lookup(target.value), value])
 
@@ -294,6 +304,17 @@ class Simulator:
             else:
                 parts.append(unpacked(self.eval(arm, emit=False), index, count))
         return taint(join(*parts), self.eval(node.test, emit=False))
+
+    def _note_store(self, name: str, value: Val, parts: frozenset[str] | None = None) -> None:
+        """Remember an attribute of `self` given per-rank data, or anything under a per-rank test
+        (only the `parts` under it, when those are what holds it)."""
+        if self.stored is None or not name.startswith("self."):
+            return
+        if (value.divergent and not value.weak) or any(not c.weak for c in self.path):
+            if parts:
+                self.stored.update(f"{name[5:]}.{part}" for part in parts)
+            else:
+                self.stored.add(name[5:])
 
     # Compound statements ---------------------------------------------------------------------
 
@@ -611,6 +632,8 @@ class Simulator:
             known = self.env.get(holder)
             if known is not None and known.divergent:
                 return combine([known])
+            if known is not None and known.fields and holds_per_rank(known.fields, name[len(holder) + 1 :]):
+                return Val(Kind.DATA, origin=known.origin)
         last = name.rsplit(".", 1)[-1]
         if name.startswith("self.") and self.scope.class_name is not None:
             value = self.analysis.class_attr(self.facts, self.scope.class_name, name[5:], self.rank_zero)
@@ -645,6 +668,13 @@ class Simulator:
             return self.lookup(node)
         base = self.eval(node.value)
         attr = node.attr.value
+        if base.fields and not base.divergent:
+            read = self._read_through(node, base) if not holds_per_rank(base.fields, attr) else None
+            if read is not None:
+                return read
+            if holds_per_rank(base.fields, attr) or self.analysis.resolve(self.facts, self.scope, node, base):
+                # One of the attributes holding per-rank data, or a method that may read them.
+                return Val(Kind.DATA, origin=base.origin)
         if base.tag == ONE_PROCESS and (attr in cat.RANK_NAMES or attr in cat.MAIN_NAMES):
             return const(0 if attr in cat.RANK_NAMES else True)  # `Trainer(devices=1).global_rank`
         if attr in cat.RANK_NAMES:
@@ -673,6 +703,20 @@ class Simulator:
         if base.kind is Kind.OBJECT and not base.divergent:
             return Val(Kind.UNIFORM, deps=base.deps, tag="accelerator" if attr == "accelerator" else None)
         return combine([base])
+
+    def _read_through(self, node: cst.Attribute, base: Val) -> Val | None:
+        """`detector.should_rollback`, a property of an object some of whose attributes hold
+        per-rank data: what it returns, simulated on that object (None when it is no property,
+        or runs a collective)."""
+        target = self.analysis.resolve(self.facts, self.scope, node, base)
+        if target is None or not _is_property(target[1].node):
+            return None
+        callee_facts, callee = target
+        bound = (base, *(None for _ in callee.params[1:]))
+        summary = self.analysis.summary(callee_facts, callee, self.rank_zero, bound, self.world)
+        if not summary.complete or any(isinstance(item, Op) for item in walk(summary.seq)):
+            return None
+        return _substitute(summary.ret, bound)
 
     def _launch_attribute(self, node: cst.Attribute, name: str | None) -> Val | None:
         """What the code reads of its launch configuration, in the one simulated: accelerate's
@@ -785,6 +829,10 @@ class Simulator:
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         analysis = self.analysis
 
+        if method in cat.CONTAINER_MUTATORS and isinstance(func, cst.Attribute):
+            holder = dotted_name(func.value)
+            if holder is not None:
+                self._note_store(holder, combine(args))  # `self.window.append(loss)`
         library = analysis.library_call(qualified) if qualified is not None else None
         if library is not None and self._exists(library):
             return self._library_call(library, qualified, node, func, args)
@@ -1065,13 +1113,16 @@ class Simulator:
             elif position < len(params):
                 bound[position], arg_nodes[position] = value, arg.value
                 position += 1
+        self.callee_stored = None
         shard = self.analysis.shard_of(callee_facts, callee_scope)
         if shard is not None:
             return Val(Kind.OBJECT, shard=shard)  # iterating it yields this rank's share only
         reach, special, calls_param = self.analysis.flags(callee_facts, callee_scope)
         # A helper handed per-rank data that tests its shape (`if "mask" in batch: ... else None`)
         # returns what is None alike on every rank: only its simulation tells.
-        shaped = callee_scope.tests_shape and any(v is not None and v.kind is Kind.DATA for v in bound)
+        # So does a method storing what it is handed: which of its object's attributes it fills.
+        given_data = any(v is not None and v.kind is Kind.DATA for v in bound)
+        shaped = given_data and (callee_scope.tests_shape or callee_scope.stores_on_self)
         wrapped = calls_param and any(v is not None and v.tag in WRAPPED for v in bound)
         if not (reach or special or wrapped or shaped):
             # Nothing in there can run a collective or produce a rank: the result follows the
@@ -1088,6 +1139,14 @@ class Simulator:
                 bound[index] = self.eval(default, emit=False)  # not passed: the default decides
         summary = self.analysis.summary(callee_facts, callee_scope, self.rank_zero, tuple(bound), self.world)
         name = callee_scope.name
+        self.callee_stored = summary.stored
+        if (
+            isinstance(node.func, cst.Attribute)
+            and dotted_name(node.func.value) == "self"
+            and self.stored is not None
+        ):
+            # `self.record(loss)`: what it stores on this object, this method leaves there too.
+            self.stored = self.stored | summary.stored if summary.stored is not None else None
         # What the callee finds in this calling context (a shard it was handed) is found here too.
         self.shard_findings.extend(summary.shard_findings)
         self.updates.extend(
@@ -1158,8 +1217,17 @@ class Simulator:
         if not callee.stores_on_self:
             return  # it stores nothing
         given = [a for a in args if a is not None and a.kind is Kind.DATA and not a.weak]
-        if given:
+        stored = self.callee_stored if guard is None else None
+        if given and stored is not None:
+            # Only the attributes the method filled with it hold per-rank data.
+            current = self.lookup(node)
+            if stored and not current.divergent:
+                fields = current.fields | stored
+                self.env[holder] = replace(current, fields=fields, origin=current.origin or given[0].origin)
+            self._note_store(holder, Val(Kind.OBJECT) if not stored else given[0], stored)
+        elif given:
             self.env[holder] = combine([self.lookup(node), *given])
+            self._note_store(holder, self.env[holder])
         self._mutate(holder, guard)
 
     def _mutate(self, holder: str, guard: Guard | None = None) -> None:
@@ -1298,6 +1366,13 @@ def _substitute(value: Val, bound) -> Val:
         result = replace(result, items=inputs[0].items or items, null=inputs[0].null or value.null)
     return replace(
         result, null=result.null or value.null, tag=value.tag or result.tag, items=result.items or items
+    )
+
+
+def _is_property(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.FunctionDef) and any(
+        (dotted_name(d.decorator) or "").rsplit(".", 1)[-1] in ("property", "cached_property")
+        for d in node.decorators
     )
 
 
