@@ -669,12 +669,13 @@ class Simulator:
         base = self.eval(node.value)
         attr = node.attr.value
         if base.fields and not base.divergent:
-            read = self._read_through(node, base) if not holds_per_rank(base.fields, attr) else None
-            if read is not None:
-                return read
-            if holds_per_rank(base.fields, attr) or self.analysis.resolve(self.facts, self.scope, node, base):
-                # One of the attributes holding per-rank data, or a method that may read them.
-                return Val(Kind.DATA, origin=base.origin)
+            per_rank = Val(Kind.DATA, origin=base.origin)
+            if holds_per_rank(base.fields, attr):
+                return per_rank  # one of the attributes holding per-rank data
+            method = self.analysis.resolve(self.facts, self.scope, node, base)
+            if method is not None:
+                # A property is read on the object; another method may read them all.
+                return self._read_through(method, base) or per_rank
         if base.tag == ONE_PROCESS and (attr in cat.RANK_NAMES or attr in cat.MAIN_NAMES):
             return const(0 if attr in cat.RANK_NAMES else True)  # `Trainer(devices=1).global_rank`
         if attr in cat.RANK_NAMES:
@@ -704,14 +705,13 @@ class Simulator:
             return Val(Kind.UNIFORM, deps=base.deps, tag="accelerator" if attr == "accelerator" else None)
         return combine([base])
 
-    def _read_through(self, node: cst.Attribute, base: Val) -> Val | None:
+    def _read_through(self, target, base: Val) -> Val | None:
         """`detector.should_rollback`, a property of an object some of whose attributes hold
         per-rank data: what it returns, simulated on that object (None when it is no property,
         or runs a collective)."""
-        target = self.analysis.resolve(self.facts, self.scope, node, base)
-        if target is None or not _is_property(target[1].node):
-            return None
         callee_facts, callee = target
+        if not _is_property(callee.node):
+            return None
         bound = (base, *(None for _ in callee.params[1:]))
         summary = self.analysis.summary(callee_facts, callee, self.rank_zero, bound, self.world)
         if not summary.complete or any(isinstance(item, Op) for item in walk(summary.seq)):
