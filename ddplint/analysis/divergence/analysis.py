@@ -770,17 +770,12 @@ class Analysis:
 
         # Only this function's own early exits under a rank test explain a difference here:
         # an exit that rank 0 takes explains what rank 0 lacks, and likewise for the others.
-        def own_exits(seq: Seq) -> bool:
+        def own_exits(seq: Seq, site: cst.CSTNode) -> bool:
             return any(
-                isinstance(i, Exit)
-                and i.kind != "abort"
-                and i.guard is not None
-                and not i.inlined
-                and _within(facts, scope, i.node)
-                for i in walk(seq)
+                i.kind != "abort" and not i.inlined and _within(facts, scope, i.node)
+                for i in _exits_before(seq, facts, site)
             )
 
-        exits_zero, exits_other = own_exits(zero), own_exits(other)
         findings = []
         settled: set[str] = set()  # op names already explained by an "order" finding
         matcher = difflib.SequenceMatcher(a=keys_a, b=keys_b, autojunk=False)
@@ -801,7 +796,7 @@ class Analysis:
             if {op.name for op in left_ops + right_ops} <= settled:
                 continue
             first = (left_ops or right_ops)[0]
-            explained = exits_other if left_ops else exits_zero
+            explained = own_exits(other if left_ops else zero, first.site)
             # A DDP forward that became a collective here, through the model this call passes,
             # is reported here: the callee alone does not know what it was given.
             resolved_here = any(op.resolved_here for op in left_ops + right_ops)
@@ -816,11 +811,7 @@ class Analysis:
                 if finding.kind == "order":
                     settled |= {op.name for op in finding.ops + finding.other_ops}
                 finding.notes = timeline(a, b, i1, j1)
-                finding.exits = [
-                    x
-                    for x in walk(other if finding.only_rank_zero else zero)
-                    if isinstance(x, Exit) and x.guard is not None
-                ]
+                finding.exits = _exits_before(other if finding.only_rank_zero else zero, facts, finding.node)
                 findings.append(finding)
         if not findings:
             extra = _extra_guarded_op(a, b)
@@ -933,6 +924,31 @@ def _loop_ops(tokens: list, index: int) -> list[Op]:
     # What the rest of this iteration runs comes first, then the next iteration's start.
     order = [*range(max(index, start + 1), end), *range(start + 1, min(index, end))]
     return [tokens[k].item for k in order if isinstance(tokens[k].item, Op) and tokens[k].item.param is None]
+
+
+def _exits_before(seq: Seq, facts: ModuleFacts, site: cst.CSTNode) -> list[Exit]:
+    """The exits under a rank test in `seq` that may leave before `site` is reached: not those
+    written after it in the same code, unless a loop around them comes back to it."""
+    found: list[Exit] = []
+
+    def after_site(node: cst.CSTNode) -> bool:
+        # Positions only when an exit of this module asks: they cost an entry per node.
+        spans = facts.spans
+        return site in spans and node in spans and spans[node][0] >= spans[site][1]
+
+    def visit(items: Seq, looped: bool) -> None:
+        for item in items:
+            if isinstance(item, Exit) and item.guard is not None:
+                if looped or item.facts is not facts or not after_site(item.node):
+                    found.append(item)
+            elif isinstance(item, Choice):
+                for arm in item.arms:
+                    visit(arm, looped)
+            elif isinstance(item, Loop):
+                visit(item.body, True)
+
+    visit(seq, False)
+    return found
 
 
 def _within(facts: ModuleFacts, scope: Scope, node: cst.CSTNode) -> bool:
