@@ -116,15 +116,16 @@ def describe(finding: Finding) -> tuple[str, str]:
         cond = f"`{op.guard.text}` ({op.guard.facts.place_of(op.guard.node)})"
         verb, it = ("run", "them") if _many(finding) else ("runs", "it")
         waits = "waits" if who == "rank 0" else "wait"
+        call = "calls" if others == "rank 0" else "call"
         if finding.when:
             # True under the launch configurations that make it a collective, and only there.
             message = (
                 f"{what} runs only when {cond}; {_why(op)} under {launch_condition(finding)}: with "
-                f"{'that' if len(finding.when) == 1 else 'those'}, {others} never call {it} and {who} "
+                f"{'that' if len(finding.when) == 1 else 'those'}, {others} never {call} {it} and {who} "
                 f"{waits} forever; {_otherwise(finding)}"
             )
         else:
-            message = f"{what} {verb} only when {cond}{ddp}; {others} never call {it} and {who} {waits}"
+            message = f"{what} {verb} only when {cond}{ddp}; {others} never {call} {it} and {who} {waits}"
             message += " forever"
     else:
         exit_item = finding.exits[0] if finding.exits else None

@@ -762,12 +762,25 @@ class Simulator:
         result: Val | None = None
         for target in node.comparisons:
             right = self.eval(target.comparator)
-            step = _compare(target.operator, left, right)
+            step = self._launcher_sets(node.left, target) or _compare(target.operator, left, right)
             if step.kind is Kind.RANK and step.origin is None:
                 step = Val(Kind.RANK, rank=True, origin=self._origin(node))
             result = step if result is None else _and(result, step)
             left = right
         return result or UNIFORM
+
+    def _launcher_sets(self, left: cst.BaseExpression, target: cst.ComparisonTarget) -> Val | None:
+        """`"LOCAL_RANK" in os.environ`: in a launched run, the only kind that can hang, the launcher
+        set it."""
+        spelled = dotted_name(target.comparator)
+        if not isinstance(left, cst.SimpleString) or spelled is None:
+            return None
+        if self.facts.imports.resolve_dotted(spelled) != "os.environ":
+            return None
+        key = left.evaluated_value
+        if key not in cat.RANK_ENV_VARS and key not in cat.WORLD_SIZE_ENV_VARS:
+            return None
+        return const(isinstance(target.operator, cst.In))
 
     def boolean(self, node: cst.BooleanOperation) -> Val:
         left = self.eval(node.left)
@@ -1502,6 +1515,10 @@ def _compare(op: cst.BaseCompOp, left: Val, right: Val) -> Val:
     compare = _COMPARE.get(type(op).__name__)
     if compare is None:
         return combine([left, right])
+    left, right = _as_number(left, right), _as_number(right, left)  # `os.environ["RANK"] == "0"`
+    same = _same_on_every_rank(type(op), left, right)
+    if same is not None:
+        return Val(Kind.CONST, same, deps=deps)
     if left.kind is Kind.CONST and right.kind is Kind.CONST:
         try:
             return Val(Kind.CONST, bool(compare(left.const, right.const)), rank=rank, deps=deps)
@@ -1534,6 +1551,21 @@ def _undecided(left: Val, right: Val) -> Val:
     if Kind.NONZERO in kinds:
         return Val(Kind.RANK, rank=True, deps=left.deps | right.deps)
     return combine([left, right])
+
+
+def _same_on_every_rank(op: type, left: Val, right: Val) -> bool | None:
+    """`local_rank != -1`: a rank compared with a negative number (a launcher's "not distributed")
+    comes out the same on every rank of a distributed run, so it is no rank condition."""
+    for rank, other, flipped in ((left, right, False), (right, left, True)):
+        if not rank.rank or other.rank or other.kind is not Kind.CONST:
+            continue
+        if type(other.const) is not int or other.const >= 0:
+            continue
+        if rank.kind is Kind.NONZERO or (
+            rank.kind is Kind.CONST and type(rank.const) is int and rank.const >= 0
+        ):
+            return _at_least_compare(op, other.const, flipped, 0)
+    return None
 
 
 def _at_least_compare(op: type, k: int, flipped: bool, low: int) -> bool | None:
@@ -1574,6 +1606,13 @@ def _identity_to_none(left: Val, right: Val) -> bool | None:
             if a.kind in (Kind.OBJECT, Kind.NONZERO):
                 return False
     return None
+
+
+def _as_number(value: Val, other: Val) -> Val:
+    """A string of digits compared with a rank: the rank came from the environment, as a string."""
+    if other.rank and value.kind is Kind.CONST and isinstance(value.const, str) and value.const.isdigit():
+        return replace(value, const=int(value.const))
+    return value
 
 
 def _membership(left: Val, right: Val) -> bool | None:
