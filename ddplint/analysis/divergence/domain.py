@@ -119,6 +119,10 @@ class Val:
         return replace(self, deps=self.deps | deps) if deps else self
 
 
+# The field of a container that stands for the values it holds: `by_group[ranks] = [grad]`
+# under a key the same on every rank leaves keys (so `len`, `in`, `.keys()`) the same everywhere
+# and the values per-rank.
+HELD = "[]"
 UNIFORM = Val(Kind.UNIFORM)
 AGREED = Val(Kind.UNIFORM, agreed=True)
 # Tags of a module whose forward is a collective (DDP with its buffers broadcast, FSDP; DDP with

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import (
     AGREED,
+    HELD,
     NONE,
     ONE_PROCESS,
     PARAMS,
@@ -292,7 +293,23 @@ class Simulator:
             if base is not None:
                 self._note_store(base, value)
             if base is not None and value.divergent:
-                self.env[base] = combine([self.lookup(target.value), value])
+                current = self.lookup(target.value)
+                if self._same_keys(target, current):
+                    self.env[base] = replace(
+                        current, fields=current.fields | {HELD}, origin=current.origin or value.origin
+                    )
+                else:
+                    self.env[base] = combine([current, value])
+
+    def _same_keys(self, target: cst.Subscript, container: Val) -> bool:
+        """Whether a store into `container` under this key leaves its keys the same on every rank:
+        a key and a container the same everywhere, and no per-rank test on the way here."""
+        if container.divergent or any(not c.weak for c in self.path):
+            return False
+        keys = [e.slice.value for e in target.slice if isinstance(e.slice, cst.Index)]
+        if len(keys) != len(target.slice):
+            return False  # a slice assignment may change how many items there are
+        return not any(self.eval(key, emit=False).divergent for key in keys)
 
     def _unpacked_arms(self, node: cst.IfExp, index: int, count: int) -> Val:
         """Item `index` of `a if test else (b, None)` unpacked: each arm's item, joined, so that
@@ -736,6 +753,8 @@ class Simulator:
         if base_name is not None and self.facts.imports.resolve_dotted(base_name) == "os.environ":
             return self._environ(_string_key(node), node)
         base = self.eval(node.value)
+        if HELD in base.fields and not base.divergent:
+            base = Val(Kind.DATA, origin=base.origin)  # one of the values it holds
         if self._is_split(node):
             return replace(combine([base]), shard=(self.facts, node))
         indexes = []
@@ -1058,6 +1077,8 @@ class Simulator:
             return replace(combine([receiver, *args]), shard=None)
         if method in ("item", "tolist", "cpu", "numpy", "detach", "clone", "float", "int", "sum", "mean"):
             return combine([receiver, *args])
+        if HELD in receiver.fields and not receiver.divergent:
+            return _held_by(receiver, method)
         return None
 
     def _library_base(self) -> str | None:
@@ -1351,6 +1372,19 @@ def _main_process_decorator(node: cst.CSTNode) -> cst.BaseExpression | None:
         name = dotted_name(decorator.decorator) or ""
         if name.rsplit(".", 1)[-1] in cat.MAIN_PROCESS_DECORATORS:
             return decorator.decorator
+    return None
+
+
+def _held_by(container: Val, method: str) -> Val | None:
+    """What a container read by this method gives, when its keys are the same on every rank and
+    its values are not (see HELD)."""
+    held = Val(Kind.DATA, origin=container.origin)
+    if method in ("keys", "__len__", "__contains__"):
+        return UNIFORM
+    if method in ("items", "popitem"):
+        return replace(held, items=(UNIFORM, held))  # `for key, value in ...items()`
+    if method in ("values", "get", "pop", "setdefault", "__getitem__"):
+        return held
     return None
 
 
