@@ -1217,6 +1217,8 @@ class Simulator:
             kind = cat.replica_kind(spelled) or self._built_kind(spelled)
         else:
             return
+        if kind == "scheduler" and method == "step" and len(node.args) >= 3:
+            return  # a diffusion sampler's `step(model_output, t, sample)`: no learning rate moves
         for state in cat.REPLICA_STATES:
             if state.kind == kind and method in state.methods:
                 self._note_write(node, func, state)
