@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import (
     AGREED,
+    FUNCTION,
     HELD,
     NONE,
     ONE_PROCESS,
@@ -663,7 +664,7 @@ class Simulator:
             named = name in self.facts.functions or name in self.facts.imports.aliases
             if named and self.analysis.resolve(self.facts, self.scope, node, None):
                 # `if is_main_process:` naming a function, not calling it: always true
-                return Val(Kind.OBJECT)
+                return Val(Kind.OBJECT, tag=FUNCTION)
         if last in cat.RANK_NAMES:
             return rank_value(self.rank_zero, f"`{name}`")
         if last in cat.MAIN_NAMES:
@@ -1552,6 +1553,8 @@ def _compare(op: cst.BaseCompOp, left: Val, right: Val) -> Val:
     if compare is None:
         return combine([left, right])
     left, right = _as_number(left, right), _as_number(right, left)  # `os.environ["RANK"] == "0"`
+    if isinstance(op, (cst.Equal, cst.NotEqual)) and _function_and_literal(left, right):
+        return Val(Kind.CONST, isinstance(op, cst.NotEqual), deps=deps)  # `evaluate == "train"`
     same = _same_on_every_rank(type(op), left, right)
     if same is not None:
         return Val(Kind.CONST, same, deps=deps)
@@ -1587,6 +1590,15 @@ def _undecided(left: Val, right: Val) -> Val:
     if Kind.NONZERO in kinds:
         return Val(Kind.RANK, rank=True, deps=left.deps | right.deps)
     return combine([left, right])
+
+
+def _function_and_literal(left: Val, right: Val) -> bool:
+    """A function compared with a string or a number: never equal (a name shadowed by the
+    module's function where a parameter was meant)."""
+    for function, other in ((left, right), (right, left)):
+        if function.tag == FUNCTION and other.kind is Kind.CONST and type(other.const) in (str, int, float):
+            return True
+    return False
 
 
 def _same_on_every_rank(op: type, left: Val, right: Val) -> bool | None:
