@@ -263,7 +263,9 @@ class Simulator:
                 self.eval(node.exc)
             self.emit(Exit("abort", node, self.facts, self._guard()))
         elif isinstance(node, cst.Assert):
-            self.eval(node.test)
+            if self.eval(node.test).truth() is False:
+                # `assert rank == 0` on another rank: it stops there, and the launcher stops the job.
+                self.emit(Exit("abort", node, self.facts, self._guard()))
 
     def _guard(self) -> Guard | None:
         return self.guards[-1] if self.guards else None
