@@ -344,6 +344,8 @@ ONE_PROCESS_LAUNCHERS = frozenset(
 # What a tensor of per-rank data holds alike on every rank: set by the code that made it, not
 # by the samples (its shape is not: a last batch, a ragged sequence, differ per rank).
 TENSOR_METADATA = frozenset({"requires_grad", "dtype", "ndim", "is_cuda", "layout"})
+# Tests of what kind of object a value is: `isinstance(batch, dict)`, `torch.is_tensor(stat)`.
+TYPE_TESTS = frozenset({"isinstance", "torch.is_tensor", "torch.is_floating_point", "torch.is_complex"})
 # Methods that put what they are given into a container (list, dict, set, deque, queue).
 CONTAINER_MUTATORS = frozenset(
     {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault", "put"}

@@ -297,7 +297,7 @@ class Simulator:
                 self._note_store(base, value)
             if base is not None and value.divergent:
                 current = self.lookup(target.value)
-                if self._same_keys(target, current):
+                if value.kind is Kind.DATA and self._same_keys(target, current):
                     self.env[base] = replace(
                         current, fields=current.fields | {HELD}, origin=current.origin or value.origin
                     )
@@ -616,6 +616,8 @@ class Simulator:
             starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
             items = tuple(values) if kind is cst.Tuple and not starred else None
             return replace(combine(values), items=items)
+        if kind is cst.Dict:
+            return self.dict_display(node)
         if kind is cst.Subscript:
             return self.subscript(node)
         if kind in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
@@ -639,6 +641,19 @@ class Simulator:
             return combine(parts)
         values = [self.eval(c) for c in _expr_children(node)]
         return combine(values)
+
+    def dict_display(self, node: cst.Dict) -> Val:
+        """`{"loss": loss, **extra}`: per-rank values under keys the same on every rank are what
+        it holds (see HELD); per-rank keys make all of it per-rank."""
+        keys, values = [], []
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                keys.append(self.eval(element.key))
+            values.append(self.eval(element.value))
+        held = [v for v in values if v.kind is Kind.DATA or HELD in v.fields]
+        if any(k.divergent for k in keys) or not held or any(v.kind is Kind.RANK for v in values):
+            return combine(keys + values)
+        return Val(Kind.OBJECT, fields=frozenset({HELD}), origin=held[0].origin)
 
     def lookup(self, node: cst.BaseExpression) -> Val:
         name = dotted_name(node)
@@ -713,6 +728,8 @@ class Simulator:
             return base  # `p.data` of a parameter is that parameter's storage
         if attr in cat.TENSOR_METADATA and base.kind is Kind.DATA:
             return Val(Kind.UNIFORM, deps=base.deps)  # `hidden.requires_grad`: the code decides it
+        if attr == "type" and _names_a_device(node.value) and base.divergent:
+            return Val(Kind.UNIFORM, deps=base.deps)  # `t.device.type`: "cuda" on every rank
         if attr == "grad":
             # Whether a parameter got a gradient, and its value, follow this rank's batch.
             return data(self._origin(node))
@@ -915,7 +932,7 @@ class Simulator:
                 return args[0]
         if qualified in ("int", "bool", "float", "str") and len(args) == 1:
             return _convert(qualified, args[0])
-        if qualified == "isinstance" and args and args[0].kind is Kind.DATA:
+        if qualified in cat.TYPE_TESTS and args and args[0].kind is Kind.DATA:
             return Val(Kind.UNIFORM, deps=args[0].deps)  # a batch's type: see _structural_key
         if qualified == "os.environ.get" or qualified == "os.getenv":
             return self._environ(_string_arg(node), node)
@@ -1592,6 +1609,19 @@ def _undecided(left: Val, right: Val) -> Val:
     if Kind.NONZERO in kinds:
         return Val(Kind.RANK, rank=True, deps=left.deps | right.deps)
     return combine([left, right])
+
+
+def _names_a_device(node: cst.BaseExpression) -> bool:
+    """`t.device`, `device`, `self.device`: a device, whose index differs between ranks but
+    whose type does not."""
+    name = (
+        node.attr.value
+        if isinstance(node, cst.Attribute)
+        else node.value
+        if isinstance(node, cst.Name)
+        else ""
+    )
+    return name == "device" or name.endswith("_device")
 
 
 def _function_and_literal(left: Val, right: Val) -> bool:
