@@ -345,7 +345,9 @@ ONE_PROCESS_LAUNCHERS = frozenset(
 # by the samples (its shape is not: a last batch, a ragged sequence, differ per rank).
 TENSOR_METADATA = frozenset({"requires_grad", "dtype", "ndim", "is_cuda", "layout"})
 # Tests of what kind of object a value is: `isinstance(batch, dict)`, `torch.is_tensor(stat)`.
-TYPE_TESTS = frozenset({"isinstance", "torch.is_tensor", "torch.is_floating_point", "torch.is_complex"})
+TYPE_TESTS = frozenset(
+    {"isinstance", "hasattr", "torch.is_tensor", "torch.is_floating_point", "torch.is_complex"}
+)
 # Methods that put what they are given into a container (list, dict, set, deque, queue).
 CONTAINER_MUTATORS = frozenset(
     {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault", "put"}
@@ -360,7 +362,7 @@ FILESYSTEM_CALLS = frozenset({"os.path.exists", "os.path.isfile", "os.path.isdir
 # Words in the name of an iterated object that make its items per-rank data.
 DATA_ITERABLE_WORDS = ("loader", "dataset", "data", "batch", "dl", "iterator", "stream", "shard", "sample")
 # ... unless the name ends in one of these: a list of names the configuration gives (`data_paths`).
-NAMING_WORDS = frozenset({"paths", "names", "files", "dirs", "keys", "configs"})
+NAMING_WORDS = frozenset({"paths", "names", "files", "dirs", "keys", "configs", "type", "types", "kinds"})
 
 # Decorators that run the function on the main process only and return None elsewhere:
 # Lightning's rank_zero_only (fabric/utilities/rank_zero.py), accelerate's on_main_process and

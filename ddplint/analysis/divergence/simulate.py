@@ -263,8 +263,8 @@ class Simulator:
                 self.eval(node.exc)
             self.emit(Exit("abort", node, self.facts, self._guard()))
         elif isinstance(node, cst.Assert):
-            if self.eval(node.test).truth() is False:
-                # `assert rank == 0` on another rank: it stops there, and the launcher stops the job.
+            fails = self.eval(node.test).truth() is False
+            if fails:  # `assert rank == 0` on another rank: it stops, and the launcher stops the job
                 self.emit(Exit("abort", node, self.facts, self._guard()))
 
     def _guard(self) -> Guard | None:
