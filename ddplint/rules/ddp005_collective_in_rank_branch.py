@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ddplint.analysis.divergence.domain import CHANGED_UNDER_RANK_TEST
 from ddplint.analysis.divergence.labels import ops_label
 from ddplint.analysis.divergence.results import Cause, Finding
 from ddplint.analysis.divergence.seq import Op
@@ -90,6 +91,17 @@ def describe(finding: Finding) -> tuple[str, str]:
     if finding.kind in ("exit", "branch", "loop"):
         cond = finding.choice.test if finding.choice is not None else finding.node
         text, place = quoted(finding.facts, cond), finding.facts.place_of(cond)
+        if (
+            finding.kind == "loop"
+            and finding.cond is not None
+            and finding.cond.tag == CHANGED_UNDER_RANK_TEST
+        ):
+            return (
+                f"the loop condition `{text}` ({place}) reads a value the loop changes under a rank "
+                f"test, so the ranks run different numbers of iterations, and each iteration calls "
+                f"{what}: ranks that loop fewer times leave the others waiting forever{ddp}",
+                "change the value on every rank alike (broadcast rank 0's decision), then test it",
+            )
         if finding.kind == "exit" and finding.exit is not None:
             kind = finding.exit.kind
             effect = {

@@ -131,6 +131,8 @@ WRAPPED = frozenset({"ddp", "fsdp"})
 UNWRAPPED = "unwrapped"
 PARAMS = "replica-parameters"  # `model.parameters()` of a wrapped model (or of its `.module`)
 ONE_PROCESS = "one-process"  # a launcher of one process: `Trainer(devices=1)`
+# A loop test whose inputs the body changed under a rank test: iteration counts follow the rank.
+CHANGED_UNDER_RANK_TEST = "changed-under-rank-test"
 FUNCTION = "function"  # a project function named, not called: equal to no string or number
 NONE = Val(Kind.CONST, None)
 # The world size of a run that can hang: two ranks at least.

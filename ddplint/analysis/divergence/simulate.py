@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ddplint.analysis.divergence import sharding
 from ddplint.analysis.divergence.domain import (
     AGREED,
+    CHANGED_UNDER_RANK_TEST,
     FUNCTION,
     HELD,
     NONE,
@@ -449,6 +450,12 @@ class Simulator:
         loop = self.seq[-1] if self.seq and isinstance(self.seq[-1], Loop) else None
         if loop is not None and loop.node is node:
             divergent = cond if cond.divergent else again if again.divergent else None
+            if divergent is None and again.rank and not cond.rank:
+                # The body changed what the test reads under a rank test (`if rank == 0: epoch =
+                # swa_start`): the ranks run different numbers of iterations.
+                divergent = Val(
+                    Kind.RANK, rank=True, origin=self._origin(node.test), tag=CHANGED_UNDER_RANK_TEST
+                )
             self.seq = (*self.seq[:-1], replace(loop, cond=divergent))
         if node.orelse is not None:
             self.suite(node.orelse.body)
