@@ -211,7 +211,9 @@ class Project:
         return found[0] if len(found) == 1 else None
 
     def _classes_named(self, program: tuple[ModuleFacts, ...], spelled: str) -> list[tuple[ModuleFacts, str]]:
-        """The classes of `program` whose squashed name ends with `spelled`; asked at many calls."""
+        """The classes of `program` whose squashed name ends or starts with `spelled`
+        (`early_stopper` → `EarlyStopper`, `epoch_counter` → `EpochCounterWithStopper`); asked at
+        many calls."""
         return self._remembered(
             "classes named",
             (id(program), spelled),
@@ -219,7 +221,7 @@ class Project:
                 (module, name)
                 for module in program
                 for name in module.class_bases
-                if _squashed(name).endswith(spelled)
+                if _squashed(name).endswith(spelled) or _squashed(name).startswith(spelled)
             ],
         )
 

@@ -1000,6 +1000,7 @@ class Simulator:
             guessed = analysis.guess_method(self.facts, self.scope, func)
             if guessed is not None:
                 self._inline(node, guessed, args, receiver)  # its collectives; its result stays unknown
+                self._absorb(func, guessed[1], args)  # and the state it changes on its object
         if dotted is not None:
             last = dotted.rsplit(".", 1)[-1]
             if last in cat.RANK_FUNCTION_NAMES:
