@@ -823,7 +823,7 @@ class Simulator:
             return None
         if self.facts.imports.resolve_dotted(spelled) != "os.environ":
             return None
-        key = left.evaluated_value
+        key = self.analysis.string_value(left)
         if key not in cat.RANK_ENV_VARS and key not in cat.WORLD_SIZE_ENV_VARS:
             return None
         return const(isinstance(target.operator, cst.In))
@@ -1622,14 +1622,9 @@ def _undecided(left: Val, right: Val) -> Val:
 def _names_a_device(node: cst.BaseExpression) -> bool:
     """`t.device`, `device`, `self.device`: a device, whose index differs between ranks but
     whose type does not."""
-    name = (
-        node.attr.value
-        if isinstance(node, cst.Attribute)
-        else node.value
-        if isinstance(node, cst.Name)
-        else ""
-    )
-    return name == "device" or name.endswith("_device")
+    if isinstance(node, cst.Attribute):
+        node = node.attr
+    return isinstance(node, cst.Name) and (node.value == "device" or node.value.endswith("_device"))
 
 
 def _function_and_literal(left: Val, right: Val) -> bool:
