@@ -111,6 +111,9 @@ class Simulator:
         self.guarded_calls: set[int] = set()  # parameters called under a rank test
         self.joined = 0  # inside `with model.join():`, uneven inputs are handled
         self.path: list[Val] = []  # divergent tests of the branches being simulated
+        # Names iterated by the loops being simulated (see for_stmt): `len()` of one is the
+        # loop's own count of iterations.
+        self.counted: set[str] = set()
         self.complete = True  # False once a callee could not be summarised
         self._class_attr_stack: set[str] = set()
         self._bind_params(args)
@@ -431,7 +434,17 @@ class Simulator:
     def for_stmt(self, node: cst.For) -> None:
         iterable = self.eval(node.iter)
         self.assign_loop_target(node.target, node.iter, iterable)
-        self._loop(node, node.body, None)
+        counted = _iterated_name(node.iter) if iterable.shard is None else None
+        if counted in self.counted or (counted is not None and counted in _rebound(node.body)):
+            counted = None
+        if counted is not None:
+            # A loop over per-rank items runs as often on every rank (a shard's loop is
+            # reported on its own), so `index < len(views) - 1` is the same test everywhere.
+            self.counted.add(counted)
+        try:
+            self._loop(node, node.body, None)
+        finally:
+            self.counted.discard(counted)
         last = self.seq[-1] if self.seq else None
         if iterable.shard is not None and not self.joined and isinstance(last, Loop) and last.node is node:
             ops = [op for op in walk(last.body) if isinstance(op, Op) and op.param is None]
@@ -937,6 +950,8 @@ class Simulator:
                 # A bar iterates as what it wraps: `if rank == 0: steps = tqdm(steps)` leaves
                 # every rank the same steps (the very value, so no path makes it differ).
                 return args[0]
+        if qualified == "len" and len(node.args) == 1 and dotted_name(node.args[0].value) in self.counted:
+            return UNIFORM  # the count of iterations of the loop over it
         if qualified in ("int", "bool", "float", "str") and len(args) == 1:
             return _convert(qualified, args[0])
         if qualified in cat.TYPE_TESTS and args and args[0].kind is Kind.DATA:
@@ -1530,6 +1545,54 @@ def _convert(name: str, value: Val) -> Val:
     if value.kind is Kind.NONZERO and name == "bool":
         return const(True, rank=True)
     return value
+
+
+# Wrappers a loop iterates through to the items of their first argument.
+_ITERATING = frozenset({"enumerate", "tqdm", "iter", "list", "track", "progress_bar"})
+
+
+def _iterated_name(node: cst.BaseExpression) -> str | None:
+    """The name a loop iterates over, through `enumerate(...)` and the like."""
+    while isinstance(node, cst.Call) and node.args and not node.args[0].keyword:
+        if (dotted_name(node.func) or "").rsplit(".", 1)[-1] not in _ITERATING:
+            return None
+        node = node.args[0].value
+    return dotted_name(node)
+
+
+def _rebound(body: cst.CSTNode) -> set[str]:
+    """Names a loop body may give other contents: assigned, or changed by a container method."""
+    from ddplint.model.facts import child_nodes
+
+    names: set[str] = set()
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        targets: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            targets = [node.target]
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            targets = [node.func.value]  # `views.append(...)`, `views.pop()`
+        for target in targets:
+            while isinstance(target, cst.Subscript):
+                target = target.value
+            names.update(n for n in _names_in_target(target))
+        stack.extend(child_nodes(node))
+    return names
+
+
+def _names_in_target(target: cst.BaseExpression):
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _names_in_target(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _names_in_target(target.value)
+    else:
+        name = dotted_name(target)
+        if name is not None:
+            yield name
 
 
 def _for_clauses(clause):
