@@ -952,13 +952,22 @@ def _exits_before(seq: Seq, facts: ModuleFacts, site: cst.CSTNode) -> list[Exit]
 
 
 def _within(facts: ModuleFacts, scope: Scope, node: cst.CSTNode) -> bool:
-    if isinstance(scope.node, cst.Module):
-        return node in facts.spans
-    start, end = facts.span(scope.node)
+    """Whether `node` is written in the scope's own code: for the module, outside every function
+    (a `continue` in a function the module's code calls ends an iteration there, not here)."""
     if node not in facts.spans:
         return False
     node_start, node_end = facts.span(node)
-    return start <= node_start and node_end <= end
+    if isinstance(scope.node, cst.Module):
+        return not any(
+            isinstance(s.node, cst.FunctionDef) and _spans(facts, s.node, node_start, node_end)
+            for s in facts.scopes
+        )
+    return _spans(facts, scope.node, node_start, node_end)
+
+
+def _spans(facts: ModuleFacts, outer: cst.CSTNode, start: int, end: int) -> bool:
+    outer_start, outer_end = facts.span(outer)
+    return outer_start <= start and end <= outer_end
 
 
 def _inside(exit_item: Exit, choice: Choice) -> bool:
