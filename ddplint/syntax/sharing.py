@@ -117,7 +117,8 @@ def _punctuation_classes() -> dict[type, tuple[str, ...]]:
     """libcst's node classes made of nothing but the whitespace around a token."""
     found = {}
     for kind in vars(cst).values():
-        if isinstance(kind, type) and issubclass(kind, cst.CSTNode) and dataclasses.is_dataclass(kind):
+        # Read from the class's bases, not `issubclass`: the ABC's check costs milliseconds here.
+        if isinstance(kind, type) and cst.CSTNode in kind.__mro__ and dataclasses.is_dataclass(kind):
             fields = tuple(f.name for f in dataclasses.fields(kind))
             if fields and all(f.startswith("whitespace_") for f in fields):
                 found[kind] = fields

@@ -111,9 +111,9 @@ class Simulator:
         self.guarded_calls: set[int] = set()  # parameters called under a rank test
         self.joined = 0  # inside `with model.join():`, uneven inputs are handled
         self.path: list[Val] = []  # divergent tests of the branches being simulated
-        # Names iterated by the loops being simulated (see for_stmt): `len()` of one is the
-        # loop's own count of iterations.
-        self.counted: set[str] = set()
+        # Names iterated by the loops being simulated, each with those loops' bodies (see
+        # for_stmt): `len()` of one is a loop's own count of iterations.
+        self.counted: dict[str, list[cst.BaseSuite]] = {}
         self.complete = True  # False once a callee could not be summarised
         self._class_attr_stack: set[str] = set()
         self._bind_params(args)
@@ -435,16 +435,18 @@ class Simulator:
         iterable = self.eval(node.iter)
         self.assign_loop_target(node.target, node.iter, iterable)
         counted = _iterated_name(node.iter) if iterable.shard is None else None
-        if counted in self.counted or (counted is not None and counted in _rebound(node.body)):
-            counted = None
         if counted is not None:
             # A loop over per-rank items runs as often on every rank (a shard's loop is
             # reported on its own), so `index < len(views) - 1` is the same test everywhere.
-            self.counted.add(counted)
+            self.counted.setdefault(counted, []).append(node.body)
         try:
             self._loop(node, node.body, None)
         finally:
-            self.counted.discard(counted)
+            if counted is not None:
+                bodies = self.counted[counted]
+                bodies.pop()
+                if not bodies:
+                    del self.counted[counted]
         last = self.seq[-1] if self.seq else None
         if iterable.shard is not None and not self.joined and isinstance(last, Loop) and last.node is node:
             ops = [op for op in walk(last.body) if isinstance(op, Op) and op.param is None]
@@ -452,6 +454,13 @@ class Simulator:
                 self.shard_findings.append((iterable.shard, node, ops))
         if node.orelse is not None:
             self.suite(node.orelse.body)
+
+    def _counts_iterations(self, name: str | None) -> bool:
+        """Whether `len(name)` is the count of iterations of a loop around: one over `name`
+        whose body does not give it other contents. Asked only where `len()` reads such a
+        name, as walking a long loop body costs more than most of its simulation."""
+        bodies = self.counted.get(name) if name is not None else None
+        return bool(bodies) and any(name not in _rebound(body) for body in bodies)
 
     def while_stmt(self, node: cst.While) -> None:
         cond = self.eval(node.test)
@@ -950,7 +959,11 @@ class Simulator:
                 # A bar iterates as what it wraps: `if rank == 0: steps = tqdm(steps)` leaves
                 # every rank the same steps (the very value, so no path makes it differ).
                 return args[0]
-        if qualified == "len" and len(node.args) == 1 and dotted_name(node.args[0].value) in self.counted:
+        if (
+            qualified == "len"
+            and len(node.args) == 1
+            and self._counts_iterations(dotted_name(node.args[0].value))
+        ):
             return UNIFORM  # the count of iterations of the loop over it
         if qualified in ("int", "bool", "float", "str") and len(args) == 1:
             return _convert(qualified, args[0])
