@@ -1136,6 +1136,8 @@ def _arg_key(value: Val | None):
     if value.kind is Kind.CONST and type(value.const) in (bool, int, type(None), str):
         # A constant the caller passes decides the callee's tests (`create_loader(rank=-1)`).
         return ("const", type(value.const).__name__, value.const)
+    if value.choices is not None and not value.rank:
+        return ("choices", value.choices)  # so does one of several (`split=split` over a literal)
     return None
 
 
@@ -1154,6 +1156,8 @@ def _context_value(value: Val | None) -> Val | None:
         return Val(Kind.DATA, origin=value.origin, null=value.null)
     if key[0] == "const":
         return const(value.const)
+    if key[0] == "choices":
+        return Val(Kind.UNIFORM, choices=value.choices)
     return Val(value.kind, value.const, rank=True, origin=value.origin)
 
 

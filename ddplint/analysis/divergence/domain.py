@@ -99,6 +99,9 @@ class Val:
     # per-rank data its methods stored (`metrics.update(loss)` fills `metrics._window`, not
     # `metrics._world_size`); `origin` says where that data comes from.
     fields: frozenset[str] = frozenset()
+    # One of these constants, the same on every rank: the item of a loop over a literal
+    # (`for split in ["dev", "test"]`), which `split == "train"` never equals.
+    choices: frozenset | None = None
 
     @property
     def divergent(self) -> bool:
@@ -141,6 +144,17 @@ WORLD_SIZE = Val(Kind.SEVERAL)
 
 def const(value: object, rank: bool = False) -> Val:
     return Val(Kind.CONST, value, rank=rank)
+
+
+def one_of(values: tuple) -> Val:
+    """An item of a literal container of the constants `values`, the same on every rank."""
+    try:
+        distinct = frozenset(values)
+    except TypeError:  # an unhashable constant
+        return UNIFORM
+    if len(distinct) == 1:
+        return const(values[0])
+    return Val(Kind.UNIFORM, choices=distinct) if distinct else UNIFORM
 
 
 def data(origin: OriginLabel) -> Val:

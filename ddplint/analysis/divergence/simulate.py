@@ -34,6 +34,7 @@ from ddplint.analysis.divergence.domain import (
     holds_per_rank,
     join,
     main_flag,
+    one_of,
     rank_value,
     taint,
 )
@@ -511,7 +512,68 @@ class Simulator:
         named_as_data = looks_like_data(inner) and not self._steps(inner)
         if named_as_data or self.analysis.is_loader(self.facts, self.scope, inner):
             item = data(self._origin(inner, "items of `{}`"))
+        elif not iterable.rank:
+            # Over a literal, or a list this function fills only with literals: each item is
+            # one of them, not the whole container.
+            literal = self._literal_items(inner)
+            known = self._item_of(literal, target, item) if literal is not None else None
+            if known is not None:
+                self.assign(target, known, None)
+                return
         self.assign(target, item, iter_node)
+
+    def _literal_items(self, node: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        """The items of a list, tuple or set literal; or of a name this function binds only to
+        such literals and changes only by appending to it (`pairs.append(("dev", lang))`):
+        None when anything else may put items in it."""
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            return _elements(node)
+        if not isinstance(node, cst.Name):
+            return None
+        bound = self.scope.assignments.get(node.value)
+        if not bound or not all(isinstance(v, (cst.List, cst.Tuple)) for v in bound):
+            return None  # bound elsewhere (a module's constant) or to something else
+        written = [_elements(v) for v in bound]
+        appended = _appended_only(self.scope.node, node.value)
+        if appended is None or None in written:
+            return None
+        return [item for items in written for item in items] + appended
+
+    def _item_of(self, items: list, target: cst.BaseExpression, fallback: Val) -> Val | None:
+        """An item of a container holding `items` (expressions), as `target` takes it: one of
+        their constants; for `for split, lang in pairs` over tuples, one of each position's
+        constants, the other positions as before. None when nothing is known this way."""
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            values = [self._literal(item) for item in items]
+            return None if None in values else one_of(tuple(v.const for v in values))
+        count = len(target.elements)
+        if any(isinstance(e.value, cst.StarredElement) for e in target.elements):
+            return None
+        rows = [_elements(item) if isinstance(item, cst.Tuple) else None for item in items]
+        if any(row is None or len(row) != count for row in rows):
+            return None
+        parts = []
+        for index in range(count):
+            values = [self._literal(row[index]) for row in rows]
+            parts.append(
+                unpacked(fallback, index, count) if None in values else one_of(tuple(v.const for v in values))
+            )
+        return Val(Kind.UNIFORM, items=tuple(parts))
+
+    def _literal(self, node: cst.BaseExpression) -> Val | None:
+        """The value of a constant written out (`"dev"`, `-1`, `True`), else None."""
+        if isinstance(node, cst.UnaryOperation):  # `-1`, not `not flag`
+            written = isinstance(node.expression, (cst.Integer, cst.Float))
+        else:
+            written = isinstance(node, _LITERALS) or (
+                isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+            )
+        if not written:
+            return None
+        value = self.eval(node, emit=False)
+        if value.kind is not Kind.CONST or value.rank or type(value.const) not in _PLAIN_CONSTANTS:
+            return None
+        return value
 
     def _steps(self, node: cst.BaseExpression, seen: frozenset[int] = frozenset()) -> bool:
         """Whether `node` is a `range(...)`, maybe in a progress bar, or a name this function
@@ -1446,6 +1508,64 @@ def _held_by(container: Val, method: str) -> Val | None:
     return None
 
 
+_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+_PLAIN_CONSTANTS = (str, int, float, bool, type(None))
+
+
+def _elements(node: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The elements of a list, tuple or set literal; None when one is starred (`[*a, b]`)."""
+    if any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return None
+    return [e.value for e in node.elements]
+
+
+def _appended_only(function: cst.CSTNode, name: str) -> list[cst.BaseExpression] | None:
+    """What `function`'s code appends to `name` (`name.append(x)`), when it otherwise only binds
+    the name, loops over it and takes its `len()`: None when anything else may change it or
+    share it (another method, `+=`, a store into it, a call it is handed to, an alias)."""
+    from ddplint.model.facts import child_nodes
+
+    def named(node: cst.CSTNode | None) -> bool:
+        return isinstance(node, cst.Name) and node.value == name
+
+    appended: list[cst.BaseExpression] = []
+    stack: list[cst.CSTNode] = [function]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and named(node.func.value):
+            arg = node.args[0] if len(node.args) == 1 else None
+            if node.func.attr.value != "append" or arg is None or arg.keyword or arg.star:
+                return None
+            appended.append(arg.value)
+            stack.append(arg.value)
+        elif isinstance(node, cst.Call) and _is_len_of(node, name):
+            continue
+        elif isinstance(node, cst.Assign):
+            stack.extend(t.target for t in node.targets if not named(t.target))
+            stack.append(node.value)
+        elif isinstance(node, cst.For) and named(node.iter):
+            stack.extend([node.target, node.body, *([node.orelse] if node.orelse else [])])
+        elif isinstance(node, cst.Attribute):
+            stack.append(node.value)  # not `.attr`, a field's name
+        elif isinstance(node, cst.Arg):
+            stack.append(node.value)  # not `keyword=`
+        elif named(node):
+            return None
+        else:
+            stack.extend(child_nodes(node))
+    return appended
+
+
+def _is_len_of(call: cst.Call, name: str) -> bool:
+    return (
+        isinstance(call.func, cst.Name)
+        and call.func.value == "len"
+        and len(call.args) == 1
+        and isinstance(call.args[0].value, cst.Name)
+        and call.args[0].value.value == name
+    )
+
+
 def unpacked(value: Val, index: int, count: int) -> Val:
     """Element `index` of `value` unpacked into `count` targets (`engine, opt, _, _ = ...`)."""
     if value.tag == "deepspeed-init":
@@ -1645,7 +1765,9 @@ def _compare(op: cst.BaseCompOp, left: Val, right: Val) -> Val:
         value = result if isinstance(op, cst.Is) else not result
         return Val(Kind.CONST, value, rank=rank, deps=deps)
     if isinstance(op, (cst.In, cst.NotIn)):
-        result = _membership(left, right)
+        result = _compare_choices(lambda a, b: a in b, left, right) if right.kind is Kind.CONST else None
+        if result is None:
+            result = _membership(left, right)
         if result is None and _structural_key(left, right):
             return Val(Kind.UNIFORM, rank=rank, deps=deps)  # `"neg_context" in batch`
         if result is None:
@@ -1655,6 +1777,9 @@ def _compare(op: cst.BaseCompOp, left: Val, right: Val) -> Val:
     compare = _COMPARE.get(type(op).__name__)
     if compare is None:
         return combine([left, right])
+    chosen = _compare_choices(compare, left, right)
+    if chosen is not None:
+        return Val(Kind.CONST, chosen, rank=rank, deps=deps)
     left, right = _as_number(left, right), _as_number(right, left)  # `os.environ["RANK"] == "0"`
     if isinstance(op, (cst.Equal, cst.NotEqual)) and _function_and_literal(left, right):
         return Val(Kind.CONST, isinstance(op, cst.NotEqual), deps=deps)  # `evaluate == "train"`
@@ -1675,12 +1800,29 @@ def _compare(op: cst.BaseCompOp, left: Val, right: Val) -> Val:
     return _undecided(left, right)
 
 
+def _compare_choices(compare, left: Val, right: Val) -> bool | None:
+    """A comparison of one of several constants with a constant, when every choice gives the
+    same answer (`split == "train"` for a split that is "dev" or "test"); else None."""
+    if left.choices is None or right.kind is not Kind.CONST:
+        if right.choices is None or left.kind is not Kind.CONST:
+            return None
+        return _compare_choices(lambda a, b: compare(b, a), right, left)
+    try:
+        answers = {bool(compare(choice, right.const)) for choice in left.choices}
+    except Exception:
+        return None
+    return answers.pop() if len(answers) == 1 else None
+
+
 def _structural_key(key: Val, holder: Val) -> bool:
     """Whether `key` names a field of per-rank data: the fields a batch has, like its type,
     are the same on every rank (one dataset, collated alike); their values are not. A batch
     that is None as a whole is another matter: a collate function that drops bad samples
     returns None for some batches only."""
-    return holder.kind is Kind.DATA and key.kind is Kind.CONST and isinstance(key.const, str)
+    if holder.kind is not Kind.DATA:
+        return False
+    keys = key.choices if key.choices is not None else (key.const,) if key.kind is Kind.CONST else ()
+    return bool(keys) and all(isinstance(k, str) for k in keys)
 
 
 def _undecided(left: Val, right: Val) -> Val:
