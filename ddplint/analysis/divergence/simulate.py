@@ -565,7 +565,7 @@ class Simulator:
         if isinstance(node, cst.UnaryOperation):  # `-1`, not `not flag`
             written = isinstance(node.expression, (cst.Integer, cst.Float))
         else:
-            written = isinstance(node, _LITERALS) or (
+            written = type(node).__name__ in _LITERALS or (
                 isinstance(node, cst.Name) and node.value in ("True", "False", "None")
             )
         if not written:
@@ -1508,7 +1508,8 @@ def _held_by(container: Val, method: str) -> Val | None:
     return None
 
 
-_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+# By class name, as _COMPARE: libcst is imported only once a module is parsed.
+_LITERALS = frozenset({"SimpleString", "ConcatenatedString", "Integer", "Float"})
 _PLAIN_CONSTANTS = (str, int, float, bool, type(None))
 
 
