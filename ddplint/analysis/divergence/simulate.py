@@ -112,9 +112,9 @@ class Simulator:
         self.guarded_calls: set[int] = set()  # parameters called under a rank test
         self.joined = 0  # inside `with model.join():`, uneven inputs are handled
         self.path: list[Val] = []  # divergent tests of the branches being simulated
-        # Names iterated by the loops being simulated, each with those loops' bodies (see
-        # for_stmt): `len()` of one is a loop's own count of iterations.
-        self.counted: dict[str, list[cst.BaseSuite]] = {}
+        # The loops being simulated, innermost last, as the name each iterates and its body (see
+        # for_stmt): `len()` of such a name is that loop's own count of iterations.
+        self.counted: list[tuple[str, cst.BaseSuite]] = []
         self.complete = True  # False once a callee could not be summarised
         self._class_attr_stack: set[str] = set()
         self._bind_params(args)
@@ -439,15 +439,12 @@ class Simulator:
         if counted is not None:
             # A loop over per-rank items runs as often on every rank (a shard's loop is
             # reported on its own), so `index < len(views) - 1` is the same test everywhere.
-            self.counted.setdefault(counted, []).append(node.body)
+            self.counted.append((counted, node.body))
         try:
             self._loop(node, node.body, None)
         finally:
             if counted is not None:
-                bodies = self.counted[counted]
-                bodies.pop()
-                if not bodies:
-                    del self.counted[counted]
+                self.counted.pop()
         last = self.seq[-1] if self.seq else None
         if iterable.shard is not None and not self.joined and isinstance(last, Loop) and last.node is node:
             ops = [op for op in walk(last.body) if isinstance(op, Op) and op.param is None]
@@ -460,8 +457,9 @@ class Simulator:
         """Whether `len(name)` is the count of iterations of a loop around: one over `name`
         whose body does not give it other contents. Asked only where `len()` reads such a
         name, as walking a long loop body costs more than most of its simulation."""
-        bodies = self.counted.get(name) if name is not None else None
-        return bool(bodies) and any(name not in _rebound(body) for body in bodies)
+        return name is not None and any(
+            iterated == name and name not in _rebound(body) for iterated, body in self.counted
+        )
 
     def while_stmt(self, node: cst.While) -> None:
         cond = self.eval(node.test)
