@@ -32,3 +32,29 @@ def test_the_calls_that_run_a_function_in_module_order_and_after_a_module_is_add
         ("train", "b"),
         ("evaluate", "loader"),
     ]
+
+
+def test_a_receiver_is_guessed_as_the_one_class_whose_name_starts_or_ends_like_it() -> None:
+    models = _facts(
+        "models",
+        "class EarlyStopper:\n    def step(self):\n        pass\n\n\n"
+        "class EpochCounterWithStopper:\n    def step(self):\n        pass\n\n\n"
+        "class Distributed_Checkpointer:\n    def save_checkpoint(self):\n        pass\n",
+    )
+    train = _facts(
+        "train",
+        "import models\n\n\ndef run(early_stopper, epoch_counter, checkpointer, stopper):\n"
+        "    early_stopper.step()\n    epoch_counter.step()\n    checkpointer.save_checkpoint()\n"
+        "    stopper.step()\n",
+    )
+    project = Project([models, train])
+    scope = train.functions["run"]
+
+    def guessed(name: str) -> str | None:
+        found = project.guess_method(train, scope, name)
+        return found[1].name if found is not None else None
+
+    assert guessed("early_stopper.step") == "EarlyStopper.step"  # the whole name
+    assert guessed("epoch_counter.step") == "EpochCounterWithStopper.step"  # its start
+    assert guessed("checkpointer.save_checkpoint") == "Distributed_Checkpointer.save_checkpoint"  # its end
+    assert guessed("stopper.step") is None  # the end of two classes: no guess

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -217,12 +218,7 @@ class Project:
         return self._remembered(
             "classes named",
             (id(program), spelled),
-            lambda: [
-                (module, name)
-                for module in program
-                for name in module.class_bases
-                if _squashed(name).endswith(spelled) or _squashed(name).startswith(spelled)
-            ],
+            lambda: self._remembered("class index", id(program), lambda: _ClassIndex(program)).named(spelled),
         )
 
     def _programs(self) -> dict[str, tuple[ModuleFacts, ...]]:
@@ -403,6 +399,33 @@ def index_calls(
 
 # The tables of `_remembered` whose entries are calls resolved: (module, scope, name) → what runs.
 _RESOLUTIONS = ("resolved names", "guessed methods")
+
+
+class _ClassIndex:
+    """The classes of one program by squashed name, sorted forwards and backwards: a name that
+    starts or ends with a receiver's is found by bisection. Scanning them all for every receiver
+    was half of the check of all of torch (thousands of classes, thousands of receivers)."""
+
+    def __init__(self, program: tuple[ModuleFacts, ...]) -> None:
+        self.classes = [(module, name) for module in program for name in module.class_bases]
+        squashed = [_squashed(name) for _, name in self.classes]
+        self.forwards = sorted((name, index) for index, name in enumerate(squashed))
+        self.backwards = sorted((name[::-1], index) for index, name in enumerate(squashed))
+
+    def named(self, spelled: str) -> list[tuple[ModuleFacts, str]]:
+        """The classes whose squashed name starts or ends with `spelled`, in the program's order."""
+        found = _starting(self.forwards, spelled) | _starting(self.backwards, spelled[::-1])
+        return [self.classes[index] for index in sorted(found)]
+
+
+def _starting(names: list[tuple[str, int]], prefix: str) -> set[int]:
+    found = set()
+    for at in range(bisect_left(names, (prefix,)), len(names)):
+        name, index = names[at]
+        if not name.startswith(prefix):
+            break
+        found.add(index)
+    return found
 
 
 def _squashed(name: str) -> str:
