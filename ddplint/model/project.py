@@ -214,12 +214,8 @@ class Project:
     def _classes_named(self, program: tuple[ModuleFacts, ...], spelled: str) -> list[tuple[ModuleFacts, str]]:
         """The classes of `program` whose squashed name ends or starts with `spelled`
         (`early_stopper` → `EarlyStopper`, `epoch_counter` → `EpochCounterWithStopper`); asked at
-        many calls."""
-        return self._remembered(
-            "classes named",
-            (id(program), spelled),
-            lambda: self._remembered("class index", id(program), lambda: _ClassIndex(program)).named(spelled),
-        )
+        many calls: each program's classes are indexed once."""
+        return self._remembered("class index", id(program), lambda: _ClassIndex(program)).named(spelled)
 
     def _programs(self) -> dict[str, tuple[ModuleFacts, ...]]:
         """File → the modules import-connected with it (either way): one program. A guess by
