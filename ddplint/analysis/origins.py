@@ -263,9 +263,11 @@ class Origins:
             passed = dotted_name(arg) if arg is not None else None
             if passed is None or "." in passed:
                 continue
-            line = caller_facts.line_of(call.node)
+            # Lines within the caller's function alone: its module may have nothing to report,
+            # and the positions of a whole module cost far more than one function's.
+            line = caller_facts.line_in(call.node, call.scope)
             for value in call.scope.assignments.get(f"{passed}.{attr}", ()):
-                if caller_facts.line_of(value) < line and not _constant(value):
+                if caller_facts.line_in(value, call.scope) < line and not _constant(value):
                     found.append(self.of(caller_facts, call.scope, value, derived=derived, depth=depth))
         return _agree(found) if found else None
 
