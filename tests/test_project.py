@@ -37,7 +37,7 @@ def test_the_calls_that_run_a_function_in_module_order_and_after_a_module_is_add
 def test_a_receiver_is_guessed_as_the_one_class_whose_name_starts_or_ends_like_it() -> None:
     models = _facts(
         "models",
-        "class EarlyStopper:\n    def step(self):\n        pass\n\n\n"
+        "class EarlyStopper:\n    def step(self):\n        pass\n\n    def reset(self):\n        pass\n\n\n"
         "class EpochCounterWithStopper:\n    def step(self):\n        pass\n\n\n"
         "class Distributed_Checkpointer:\n    def save_checkpoint(self):\n        pass\n",
     )
@@ -58,3 +58,5 @@ def test_a_receiver_is_guessed_as_the_one_class_whose_name_starts_or_ends_like_i
     assert guessed("epoch_counter.step") == "EpochCounterWithStopper.step"  # its start
     assert guessed("checkpointer.save_checkpoint") == "Distributed_Checkpointer.save_checkpoint"  # its end
     assert guessed("stopper.step") is None  # the end of two classes: no guess
+    assert guessed("stopper.reset") == "EarlyStopper.reset"  # the one of them with that method
+    assert guessed("earlystopper.reset") == "EarlyStopper.reset"  # spelled alike, another method

@@ -204,6 +204,16 @@ class Project:
         if len(spelled) < 5:
             return None
         program = self.derived("programs", self._programs).get(facts.filename, ())
+        # Asked alike by every receiver spelled so in the program (`self.module`, `model.module`).
+        key = (id(program), spelled, method)
+        return self._remembered(
+            "methods named", key, lambda: self._one_method_named(program, spelled, method)
+        )
+
+    def _one_method_named(
+        self, program: tuple[ModuleFacts, ...], spelled: str, method: str
+    ) -> tuple[ModuleFacts, Scope] | None:
+        """`method` of the one class of `program` named like `spelled` that has it, if only one has."""
         found = [
             target
             for module, class_name in self._classes_named(program, spelled)
