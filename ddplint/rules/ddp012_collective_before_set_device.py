@@ -120,6 +120,11 @@ class CollectiveBeforeSetDevice(Rule):
             _report(ctx, scope, *found)
 
 
+# What most functions reach: one object for all (each empty frozenset is a new one of 216 bytes,
+# and a large project has tens of thousands of functions).
+_NO_KINDS: frozenset[str] = frozenset()
+
+
 class _Order:
     """The inits, collectives and device choices each function runs, in order, through calls."""
 
@@ -133,7 +138,7 @@ class _Order:
         known = self._reach.get(id(scope))
         if known is not None:
             return known
-        self._reach[id(scope)] = frozenset()  # a cycle adds nothing
+        self._reach[id(scope)] = _NO_KINDS  # a cycle adds nothing
         kinds: set[str] = set()
         for call in scope.calls:
             kind = _kind(facts, call)
@@ -143,7 +148,7 @@ class _Order:
                 target = self.project.resolve_call(facts, call)
                 if target is not None:
                     kinds |= self.reach(target[0], target[1], depth + 1)
-        result = frozenset(kinds)
+        result = frozenset(kinds) if kinds else _NO_KINDS
         self._reach[id(scope)] = result
         return result
 

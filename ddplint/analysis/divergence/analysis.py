@@ -44,6 +44,10 @@ _CONFIGURED_COLLECTIVE = cat.LibraryCall(cat.Role.COLLECTIVE, "listed in `collec
 _CONFIGURED_PREDICATE = cat.LibraryCall(cat.Role.MAIN, "listed in `rank-predicates`")
 
 
+# Each distinct triple of flags once, shared by every function that has it.
+_FLAG_VALUES: dict[tuple[bool, bool, bool], tuple[bool, bool, bool]] = {}
+
+
 @dataclass(eq=False, slots=True)
 class _Flagged:
     """A function on its way to its flags (see `Analysis.flags`)."""
@@ -200,7 +204,8 @@ class Analysis:
                     flagged.flags, flagged.modules = grown, modules
                     changed = True
         for key, flagged in graph.items():
-            self._flags[key] = (flagged.flags[0], flagged.flags[1], flagged.flags[2])
+            flags = (flagged.flags[0], flagged.flags[1], flagged.flags[2])
+            self._flags[key] = _FLAG_VALUES.setdefault(flags, flags)  # eight values: one tuple each
             # One int per distinct set (a tenth of them on diffusers): on a large project a set
             # is a few hundred bytes.
             self._flag_modules[key] = self._masks.setdefault(flagged.modules, flagged.modules)
