@@ -14,7 +14,11 @@ With `--by-type`, also what the loaded trees and facts are made of: the syntax t
 class, and the other objects the facts hold by type, with their sizes as Python reports them
 (`sys.getsizeof`, plus the cycle collector's header where it has one). With `--store`, also
 what keeping the loaded modules as compressed pickles instead of live trees would cost: the CPU
-seconds to pickle, compress, decompress and unpickle them all, and the bytes. Linux only
+seconds to pickle, compress, decompress and unpickle them all, and the bytes. With
+`--skeletons`, also what the loaded modules take held as their skeletons alone (see
+ddplint.model.skeleton: the facts without a node, as a warm run holds the modules around a
+checked file): each is kept in a temporary tree cache, then read back as a skeleton in a fresh
+process, with the texts and the compressed whole facts that process then holds. Linux only
 (resident memory from /proc).
 """
 
@@ -24,7 +28,9 @@ import argparse
 import gc
 import os
 import resource
+import subprocess
 import sys
+import tempfile
 import time
 import zlib
 from collections import Counter
@@ -35,6 +41,7 @@ from ddplint.analysis.origins import Origins
 from ddplint.config import Settings
 from ddplint.engine.checker import Linter
 from ddplint.run import prefilter, shared_load
+from ddplint.run.cache.trees import TreeCache
 from ddplint.run.discovery import discover
 from ddplint.syntax import pickling
 
@@ -140,7 +147,50 @@ def store_costs(loaded: list) -> list[tuple[str, str]]:
     ]
 
 
-def profile(paths: list[str], types: bool = False, store: bool = False) -> list[tuple[str, str]]:
+def skeleton_rows(files: list[Path]) -> list[tuple[str, str]]:
+    """What `files` take held as skeletons alone, measured in a process that parses nothing."""
+    with tempfile.TemporaryDirectory(prefix="ddplint-skeletons-") as folder:
+        linter = Linter(Settings())
+        linter.trees = TreeCache(Path(folder), keep=True)
+        for path in files:
+            try:
+                linter.load(str(path))  # parsed, and kept in the folder
+            except Exception:  # LoadError: not loaded by a run either
+                continue
+        argv = [sys.executable, __file__, "--read-skeletons", folder, *map(str, files)]
+        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    return [tuple(line.split("\t")) for line in out.splitlines()]  # type: ignore[misc]
+
+
+def read_skeletons(folder: str, files: list[str]) -> None:
+    """In the fresh process: read every kept module back as a skeleton; print the rows."""
+    gc.disable()
+    linter = Linter(Settings())
+    linter.trees = TreeCache(Path(folder), keep=False)
+    before = resident_bytes()
+    skeletons = []
+    for filename in files:
+        try:
+            skeletons.append(linter.load(filename, context=True))
+        except Exception:
+            continue
+    grown = resident_bytes() - before
+    texts = sum(len(facts.source.__dict__.get("text") or "") for facts in skeletons)
+    # Each skeleton waits for its whole facts, read from the kept bytes its reader holds.
+    awaiting = sum(
+        len(cell.cell_contents)
+        for facts in skeletons
+        for cell in getattr(facts.__dict__.get("_whole"), "__closure__", None) or ()
+        if isinstance(cell.cell_contents, bytes)
+    )
+    print(f"held as skeletons alone\t{len(skeletons)} modules, {grown / MIB:.0f} MB resident")
+    print(f"of which their texts\t{texts / MIB:.0f} MB of characters")
+    print(f"of which the compressed whole facts awaiting a read\t{awaiting / MIB:.0f} MB")
+
+
+def profile(
+    paths: list[str], types: bool = False, store: bool = False, skeletons: bool = False
+) -> list[tuple[str, str]]:
     settings = Settings()
     linter = Linter(settings)
     files = discover(paths, settings).files
@@ -179,6 +229,8 @@ def profile(paths: list[str], types: bool = False, store: bool = False) -> list[
     ]
     if store:  # after the memory figures: the pickles would count as the check's
         rows += store_costs(loaded)
+    if skeletons:
+        rows += skeleton_rows([Path(facts.filename) for facts in loaded])
     if types:  # last: its own bookkeeping would count as the check's
         for kind, count, size in by_type(loaded):
             rows.append((f"{kind} (after the check)", f"{count:,} objects, {size / MIB:.1f} MB"))
@@ -192,8 +244,14 @@ def main() -> None:
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--by-type", action="store_true", help="also what the trees and facts hold")
     parser.add_argument("--store", action="store_true", help="also what a store of pickled trees costs")
+    parser.add_argument("--skeletons", action="store_true", help="also what the modules take as skeletons")
+    if sys.argv[1:2] == ["--read-skeletons"]:  # the fresh process of --skeletons
+        read_skeletons(sys.argv[2], sys.argv[3:])
+        return
     args = parser.parse_args()
-    rows = profile([str(p) for p in args.paths], types=args.by_type, store=args.store)
+    rows = profile(
+        [str(p) for p in args.paths], types=args.by_type, store=args.store, skeletons=args.skeletons
+    )
     print("| measure | value |")
     print("| --- | --- |")
     for label, value in rows:
