@@ -76,7 +76,7 @@ class Project:
         return found
 
     def resolutions(self) -> dict[str, dict[tuple, tuple[ModuleFacts, Scope] | None]]:
-        """The calls resolved so far, and guessed, by table: (module, scope, name) → what runs."""
+        """The calls resolved so far, by table: (module, scope, name) → what runs."""
         return {table: dict(self._derived.get(table, {})) for table in _RESOLUTIONS}
 
     def adopt_resolutions(self, tables: dict[str, dict[tuple, tuple[ModuleFacts, Scope] | None]]) -> None:
@@ -190,11 +190,11 @@ class Project:
         """`self.checkpointer.save_checkpoint()` where nothing in view builds the receiver (a
         constructor parameter): the method of the one project class named like the receiver
         (`DistributedCheckpointer`). A guess: good for the collectives the call may run, not for
-        what it returns."""
-        key = (facts, scope, name)  # asked like `resolve_name`, as often
-        return self._remembered("guessed methods", key, lambda: self._guess_method(facts, scope, name))
+        what it returns.
 
-    def _guess_method(self, facts: ModuleFacts, scope: Scope, name: str) -> tuple[ModuleFacts, Scope] | None:
+        Asked as often as `resolve_name`, but not remembered by call: what is looked up below is
+        remembered once per program, spelling and method, and the tests before it cost less than
+        a table of every call's answer would (a sixth of what the check of all of torch added)."""
         head, _, method = name.rpartition(".")
         if not head or head == "self" or head.count(".") > 1:
             return None
@@ -404,7 +404,7 @@ def index_calls(
 
 
 # The tables of `_remembered` whose entries are calls resolved: (module, scope, name) → what runs.
-_RESOLUTIONS = ("resolved names", "guessed methods")
+_RESOLUTIONS = ("resolved names",)
 
 
 class _ClassIndex:
