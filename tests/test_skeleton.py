@@ -11,10 +11,12 @@ import pytest
 from test_positions import nodes_of
 from test_treecache import HostilePayload
 
+from ddplint import analysis
 from ddplint.config import Settings
 from ddplint.engine import context_modules
 from ddplint.engine.checker import Linter
 from ddplint.model.facts import CallSite, Loop, ModuleFacts, Scope
+from ddplint.model.project import Project
 from ddplint.model.skeleton import LazyCallSite, LazyLoop, LazyModuleFacts, LazyScope
 from ddplint.run.cache import trees
 from ddplint.run.cache.trees import TreeCache
@@ -155,6 +157,38 @@ def test_asking_for_a_node_reads_the_module_whole_into_the_same_objects(project:
     assert forward.assignments["x"][0] is node
     assert facts.classes["Net"] in facts.tree.body
     assert facts.class_attrs["Net"]["layer"][0].func.value == "make"
+
+
+# Read as context: a training loop that hands its step on. Its flags (see Analysis.flags) are
+# all a caller's simulation asks of it when it reaches no collective.
+LOOP = """\
+from torch.nn.parallel import DistributedDataParallel
+
+
+def fit(step, data):
+    for batch in data:
+        each(step, batch)
+        each(print, batch)
+
+
+def each(step, batch):
+    step(batch)
+    hook(batch)
+"""
+
+
+def test_the_flags_of_a_skeletons_functions_read_no_node(project: Path) -> None:
+    (project / "pkg" / "loop.py").write_text(LOOP)
+    facts = _skeleton(project, "loop.py")
+    fit = facts.functions["fit"]
+    # Which calls pass a parameter on is kept without the nodes: `step`, not `print`.
+    assert [(c.name, c.passes_param) for c in fit.calls] == [("each", True), ("each", False)]
+    found = analysis.divergence(Project([facts]), Settings(root=project))
+    # `fit` calls a parameter through `each`; `hook`, in a module that names a DDP wrapper, is
+    # assigned nowhere, so it holds no wrapped model.
+    assert found.flags(facts, fit) == (False, True, True)
+    assert found.flags(facts, facts.functions["each"]) == (False, False, True)
+    assert type(facts) is LazyModuleFacts
 
 
 def _findings(project: Path, **options) -> list[tuple[str, str, int]]:

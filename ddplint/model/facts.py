@@ -52,6 +52,9 @@ class CallSite:
     target: str | None = None
     # `a.b` in `a.b.m()`, as written (not import-resolved); None for a call of a plain name.
     receiver: str | None = None
+    # Passes a parameter of its function on, as an argument's whole value (`fn` in `run(fn)`):
+    # read by the flags of every function reached (see Analysis.flags), without the nodes.
+    passes_param: bool = False
 
     def bound(self) -> BoundArgs:
         return bind(self.node, SIGNATURES.get(self.name or "", ()))
@@ -395,6 +398,17 @@ class ModuleFacts:
             return self.class_attrs.get(scope.class_name, {}).get(dotted[5:], [])
         return scope.values_of(dotted)
 
+    def assigns(self, scope: Scope, dotted: str) -> bool:
+        """Whether `values_of` finds a value, told without reading the nodes."""
+        if dotted.startswith("self.") and scope.class_name is not None:
+            return dotted[5:] in self.class_attr_builders.get(scope.class_name, {})
+        found: Scope | None = scope
+        while found is not None:
+            if dotted in found.builders:  # keyed like the assignments
+                return True
+            found = found.parent
+        return False
+
     def builders_of(self, scope: Scope, dotted: str) -> tuple[str | None, ...]:
         """What each value `values_of` gives calls to build it (see `Scope.builders`)."""
         if dotted.startswith("self.") and scope.class_name is not None:
@@ -593,8 +607,10 @@ class _Walker:
                     self.scope.tests_shape = True
                 func = current.func
                 receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+                params = self.scope.params
+                passes = bool(params) and any(dotted_name(arg.value) in params for arg in current.args)
                 self.scope.calls.append(
-                    CallSite(current, resolved, self.scope, self.loop, current_target, receiver)
+                    CallSite(current, resolved, self.scope, self.loop, current_target, receiver, passes)
                 )
             elif kind is cst.Yield:
                 self.scope.is_generator = True

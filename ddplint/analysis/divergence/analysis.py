@@ -55,7 +55,8 @@ class _Flagged:
     facts: ModuleFacts
     scope: Scope
     flags: list[bool]  # reach, special, calls a parameter: grown to the fixpoint
-    # Project functions called, each with the call (does it pass a parameter on? see `_passes`).
+    # Project functions called, each with the call (does it pass a parameter on? see
+    # CallSite.passes_param).
     calls: list[tuple[ModuleFacts, Scope, CallSite]]
     modules: int  # the modules whose functions it reaches (itself included), as bits (see `_bit`)
     direct_checked: bool = False
@@ -189,7 +190,7 @@ class Analysis:
                 modules = flagged.modules
                 for _, callee, call in flagged.calls:
                     (reach, special, calls_param), reached = of(callee)
-                    passes = calls_param and not grown[2] and _passes(call, flagged.scope)
+                    passes = calls_param and not grown[2] and call.passes_param
                     grown = [grown[0] or reach, grown[1] or special, grown[2] or passes]
                     modules |= reached
                 if not grown[0] and not flagged.direct_checked:
@@ -362,14 +363,18 @@ class Analysis:
             return True
         # A call of a DDP-wrapped module held in a local, a global or a `self.` attribute: only
         # in a module that spells a wrapper (its values read from its own assignments).
-        return (
-            any(
-                constructed_by(facts, scope, value, wrapper)
-                for value in facts.values_of(scope, name)
-                for wrapper in cat.DDP_WRAPPERS
-            )
-            if name and "." not in name.replace("self.", "", 1) and facts.spells_wrapper
-            else False
+        if not (name and "." not in name.replace("self.", "", 1) and facts.spells_wrapper):
+            return False
+        if not facts.assigns(scope, name):
+            return False  # a parameter, a name imported or built in
+        built = facts.builders_of(scope, name)
+        if built and None not in built:
+            # Every value a call (`model = DDP(model)`): its maker's name says it, unread.
+            return any(b and facts.imports.resolve_dotted(b) in cat.DDP_WRAPPERS for b in built)
+        return any(
+            constructed_by(facts, scope, value, wrapper)
+            for value in facts.values_of(scope, name)
+            for wrapper in cat.DDP_WRAPPERS
         )
 
     def shard_of(self, facts: ModuleFacts, scope: Scope) -> tuple | None:
@@ -1212,12 +1217,6 @@ def _used_again(facts: ModuleFacts, scope: Scope, seq: Seq, update: Update) -> b
                 return True
             trains = True
     return not trains
-
-
-def _passes(call: CallSite, scope: Scope) -> bool:
-    """Whether a call of `scope` passes one of its parameters on (as an argument's whole value).
-    Asked only of calls whose callee calls a parameter: reading the arguments reads the nodes."""
-    return any(dotted_name(arg.value) in scope.params for arg in call.node.args)
 
 
 def _changes_held_object(call, callee: Scope) -> bool:
