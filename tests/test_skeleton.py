@@ -3,6 +3,7 @@ objects, the first time a node is asked for; what a check finds is the same eith
 
 from __future__ import annotations
 
+import gc
 import pickle
 import zlib
 from pathlib import Path
@@ -157,6 +158,25 @@ def test_asking_for_a_node_reads_the_module_whole_into_the_same_objects(project:
     assert forward.assignments["x"][0] is node
     assert facts.classes["Net"] in facts.tree.body
     assert facts.class_attrs["Net"]["layer"][0].func.value == "make"
+
+
+def test_reading_whole_leaves_no_second_copy_of_the_facts(project: Path) -> None:
+    facts = _skeleton(project, "models.py")
+
+    def scopes_alive() -> int:
+        return sum(1 for obj in gc.get_objects() if isinstance(obj, Scope))
+
+    enabled = gc.isenabled()
+    gc.disable()  # as a run holds it (see ddplint.run.group.collector_paused)
+    try:
+        before = scopes_alive()
+        assert facts.functions["Net.forward"].node is not None  # reads it whole
+        # The facts read whole gave their nodes to the skeleton's objects and were freed
+        # with their nodes' references, no cycle left for a collector that does not run.
+        assert scopes_alive() == before
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # Read as context: a training loop that hands its step on. Its flags (see Analysis.flags) are

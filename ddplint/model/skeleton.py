@@ -130,6 +130,20 @@ def _fill(skeleton: LazyModuleFacts, whole: ModuleFacts) -> None:
     for name in MODULE_NODE_FIELDS:
         skeleton.__dict__[name] = whole.__dict__[name]
     skeleton.__class__ = ModuleFacts
+    _emptied(whole)
+
+
+def _emptied(facts: ModuleFacts) -> None:
+    """Clear the objects of facts whose nodes went into a skeleton. They refer to one another
+    (a function to its calls, each call back to its function): left as they are, they would
+    wait, with every node, for the cycle collector, which a run keeps paused (see
+    ddplint.run.group.collector_paused); cleared, they are freed at once."""
+    for scope in facts.scopes:
+        for obj in (*scope.calls, *scope.loops, scope):
+            for slot in type(obj).__slots__:
+                if hasattr(obj, slot):  # some are left unset
+                    delattr(obj, slot)
+    facts.__dict__.clear()
 
 
 # Pickling a module's facts as a skeleton ---------------------------------------------------
