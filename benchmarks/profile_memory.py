@@ -18,8 +18,12 @@ seconds to pickle, compress, decompress and unpickle them all, and the bytes. Wi
 `--skeletons`, also what the loaded modules take held as their skeletons alone (see
 ddplint.model.skeleton: the facts without a node, as a warm run holds the modules around a
 checked file): each is kept in a temporary tree cache, then read back as a skeleton in a fresh
-process, with the texts and the compressed whole facts that process then holds. Linux only
-(resident memory from /proc).
+process, with the texts and the compressed whole facts that process then holds; then all are
+checked from their skeletons, in two fresh processes: one holds each module read whole to the
+end, the other puts a module back as a skeleton after its own check when nothing else read it
+whole meanwhile (what a run holding only the checked modules' trees would take; no run does it
+yet). Both report the modules read whole and the memory, and their findings are compared.
+Linux only (resident memory from /proc).
 """
 
 from __future__ import annotations
@@ -34,12 +38,16 @@ import tempfile
 import time
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from ddplint.analysis.divergence.simulate import Simulator
 from ddplint.analysis.origins import Origins
 from ddplint.config import Settings
 from ddplint.engine.checker import Linter
+from ddplint.model import skeleton
+from ddplint.model.facts import ModuleFacts
+from ddplint.model.skeleton import LazyCallSite, LazyLoop, LazyModuleFacts, LazyScope
 from ddplint.run import prefilter, shared_load
 from ddplint.run.cache.trees import TreeCache
 from ddplint.run.discovery import discover
@@ -55,6 +63,14 @@ def resident_bytes() -> int:
 
 def peak_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+
+def own_peak_bytes() -> int:
+    """This process image's peak: ru_maxrss of a process started by another carries the
+    starter's peak over."""
+    with open("/proc/self/status") as handle:
+        line = next(line for line in handle if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
 
 
 class Reads:
@@ -148,7 +164,9 @@ def store_costs(loaded: list) -> list[tuple[str, str]]:
 
 
 def skeleton_rows(files: list[Path]) -> list[tuple[str, str]]:
-    """What `files` take held as skeletons alone, measured in a process that parses nothing."""
+    """What `files` take held as skeletons alone, measured in a process that parses nothing;
+    then checked from skeletons, once holding every module read whole until the end, once
+    putting each back after its own check (see `put_back`), each in a fresh process."""
     with tempfile.TemporaryDirectory(prefix="ddplint-skeletons-") as folder:
         linter = Linter(Settings())
         linter.trees = TreeCache(Path(folder), keep=True)
@@ -157,13 +175,20 @@ def skeleton_rows(files: list[Path]) -> list[tuple[str, str]]:
                 linter.load(str(path))  # parsed, and kept in the folder
             except Exception:  # LoadError: not loaded by a run either
                 continue
-        argv = [sys.executable, __file__, "--read-skeletons", folder, *map(str, files)]
-        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
-    return [tuple(line.split("\t")) for line in out.splitlines()]  # type: ignore[misc]
+        runs = []
+        for mode in ("--held", "--put-back"):
+            argv = [sys.executable, __file__, "--read-skeletons", mode, folder, *map(str, files)]
+            runs.append(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    rows = [tuple(line.split("\t")) for line in runs[0].splitlines() if "\t" in line]
+    rows += [tuple(line.split("\t")) for line in runs[1].splitlines()[3:] if "\t" in line]
+    same = runs[0].rsplit("findings\t", 1)[-1] == runs[1].rsplit("findings\t", 1)[-1]
+    rows.append(("findings of the two checks from skeletons", "the same" if same else "DIFFERENT"))
+    return [row for row in rows if row[0] != "findings"]  # type: ignore[misc]
 
 
-def read_skeletons(folder: str, files: list[str]) -> None:
-    """In the fresh process: read every kept module back as a skeleton; print the rows."""
+def read_skeletons(folder: str, files: list[str], put_back_checked: bool) -> None:
+    """In the fresh process: read every kept module back as a skeleton; print the rows. Then
+    check them all, as one import group, in order."""
     gc.disable()
     linter = Linter(Settings())
     linter.trees = TreeCache(Path(folder), keep=False)
@@ -186,6 +211,53 @@ def read_skeletons(folder: str, files: list[str]) -> None:
     print(f"held as skeletons alone\t{len(skeletons)} modules, {grown / MIB:.0f} MB resident")
     print(f"of which their texts\t{texts / MIB:.0f} MB of characters")
     print(f"of which the compressed whole facts awaiting a read\t{awaiting / MIB:.0f} MB")
+    check_skeletons(linter, [f for f in skeletons if type(f) is LazyModuleFacts], put_back_checked)
+
+
+def check_skeletons(linter: Linter, modules: list[LazyModuleFacts], put_back_checked: bool) -> None:
+    """Check `modules` (skeletons) in order and print what it took; `put_back_checked`: put a
+    module back after its own check when that check was the only thing that read it whole."""
+    for facts in modules:
+        linter.project.add(facts)
+    kept = {id(facts): (set(vars(facts)) - {"_whole"}, vars(facts)["_whole"]) for facts in modules}
+    findings, first, put = [], "", 0
+    for facts in modules:
+        was_skeleton, reads = type(facts) is LazyModuleFacts, skeleton.read_whole
+        found = linter.check(facts)
+        facts.forget_positions()
+        findings += [(facts.filename, d.code, d.location.row, d.message) for d in found]
+        if not first:
+            first = f"{skeleton.read_whole} modules read whole, {resident_bytes() / MIB:.0f} MB resident"
+        if put_back_checked and was_skeleton and skeleton.read_whole == reads + 1:
+            put_back(facts, *kept[id(facts)])
+            put += 1
+    how = f"put back after its own check: {put}" if put_back_checked else "held once read whole"
+    print(f"checked from skeletons ({how}): after the first check\t{first}")
+    print(
+        f"checked from skeletons ({how}): at the end\t{skeleton.read_whole} reads whole, "
+        f"peak {own_peak_bytes() / MIB:.0f} MB"
+    )
+    print(f"findings\t{sorted(findings)!r}")
+
+
+def put_back(facts: ModuleFacts, keys: set[str], whole: Callable[[], ModuleFacts]) -> None:
+    """Make a module read whole a skeleton again, in the same objects (the inverse of
+    ddplint.model.skeleton's `_fill`; `keys`: the attributes its skeleton had): what checking
+    a large group would take holding as trees only the modules being checked. Measured here
+    only: a run does not do it, as a table an analysis keeps may still hold the nodes let go."""
+    for scope in facts.scopes:
+        for call in scope.calls:
+            del call.node
+            call.__class__ = LazyCallSite
+        for loop in scope.loops:
+            del loop.node, loop.iter
+            loop.__class__ = LazyLoop
+        del scope.node, scope.assignments
+        scope.__class__ = LazyScope
+    for name in [name for name in vars(facts) if name not in keys]:
+        delattr(facts, name)
+    facts.__class__ = LazyModuleFacts
+    facts.awaiting(whole)
 
 
 def profile(
@@ -245,8 +317,8 @@ def main() -> None:
     parser.add_argument("--by-type", action="store_true", help="also what the trees and facts hold")
     parser.add_argument("--store", action="store_true", help="also what a store of pickled trees costs")
     parser.add_argument("--skeletons", action="store_true", help="also what the modules take as skeletons")
-    if sys.argv[1:2] == ["--read-skeletons"]:  # the fresh process of --skeletons
-        read_skeletons(sys.argv[2], sys.argv[3:])
+    if sys.argv[1:2] == ["--read-skeletons"]:  # the fresh processes of --skeletons
+        read_skeletons(sys.argv[3], sys.argv[4:], put_back_checked=sys.argv[2] == "--put-back")
         return
     args = parser.parse_args()
     rows = profile(
