@@ -57,3 +57,11 @@ def test_string_values_are_what_python_reads(text: str) -> None:
     assert isinstance(node, cst.SimpleString)
     value = Analysis(Project()).string_value(node)
     assert value == ast.literal_eval(text) and type(value) is type(ast.literal_eval(text))
+
+
+def test_string_values_are_remembered_by_their_text_not_their_node() -> None:
+    analysis = Analysis(Project())
+    first, again, other = (cst.parse_expression(text) for text in ('"train"', '"train"', "b'x'"))
+    assert [analysis.string_value(node) for node in (first, again, other)] == ["train", "train", b"x"]
+    # One entry a text, none holding a node: a module's tree can go while the analysis lives.
+    assert analysis._strings == {'"train"': "train", "b'x'": b"x"}

@@ -87,7 +87,7 @@ class Analysis:
         self._libraries: dict[str, set[str]] | None = None
         self._configurations: dict[int, list[str]] = {}  # by module (see _launch_configurations)
         self._importers: dict[str, list[ModuleFacts]] | None = None
-        self._strings: dict[cst.SimpleString, object] = {}
+        self._strings: dict[str, object] = {}  # a string literal's text → its value
         # Set by `keep_logs`: each simulation's questions, by summary key (see replay.py).
         self._logs: dict[tuple, tuple[ModuleFacts, tuple, list[Question]]] | None = None
         # Summaries of an earlier analysis, taken when their questions get the same answers.
@@ -475,16 +475,17 @@ class Analysis:
 
     def string_value(self, node: cst.SimpleString) -> object:
         """A string literal's value: parsing it costs a `literal_eval`, and a function's literals
-        are read again by each of its summaries (nodes hash by identity)."""
-        if node not in self._strings:
-            text = node.value
+        are read again by each of its summaries. Remembered by the literal's text, all the value
+        depends on, so that the table holds no node."""
+        text = node.value
+        if text not in self._strings:
             quote = text[0]
             if quote in "'\"" and "\\" not in text and text[:3] != quote * 3:
                 # `"train"`: no prefix, escape or triple quote, its value is what the quotes hold.
-                self._strings[node] = text[1:-1]
+                self._strings[text] = text[1:-1]
             else:
-                self._strings[node] = node.evaluated_value
-        return self._strings[node]
+                self._strings[text] = node.evaluated_value
+        return self._strings[text]
 
     def is_collective(self, qualified: str) -> bool:
         library = self.library_call(qualified)
