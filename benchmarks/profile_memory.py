@@ -21,8 +21,9 @@ checked file): each is kept in a temporary tree cache, then read back as a skele
 process, with the texts and the compressed whole facts that process then holds; then all are
 checked from their skeletons, in two fresh processes: one holds each module read whole to the
 end, the other puts a module back as a skeleton after its own check when nothing else read it
-whole meanwhile (what a run holding only the checked modules' trees would take; no run does it
-yet). Both report the modules read whole and the memory, and their findings are compared.
+whole meanwhile and no function summary holds its nodes (what a run holding only the checked
+modules' trees would take; no run does it yet). Both report the modules read whole and the
+memory, and their findings are compared.
 Linux only (resident memory from /proc).
 """
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import os
 import resource
 import subprocess
@@ -41,6 +43,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from ddplint import analysis
 from ddplint.analysis.divergence.simulate import Simulator
 from ddplint.analysis.origins import Origins
 from ddplint.config import Settings
@@ -216,10 +219,17 @@ def read_skeletons(folder: str, files: list[str], put_back_checked: bool) -> Non
 
 def check_skeletons(linter: Linter, modules: list[LazyModuleFacts], put_back_checked: bool) -> None:
     """Check `modules` (skeletons) in order and print what it took; `put_back_checked`: put a
-    module back after its own check when that check was the only thing that read it whole."""
+    module back after its own check when that check was the only thing that read it whole and
+    the analysis summarised none of its functions."""
     for facts in modules:
         linter.project.add(facts)
     kept = {id(facts): (set(vars(facts)) - {"_whole"}, vars(facts)["_whole"]) for facts in modules}
+    # The functions summarised so far, by the id of their scope: a summary holds its function's
+    # nodes (the one table of the analyses that keeps a module's nodes; string literals are
+    # remembered by their text).
+    summaries = analysis.divergence(linter.project, linter.settings)._summaries
+    summarised: set[int] = set()
+    counted = 0
     findings, first, put = [], "", 0
     for facts in modules:
         was_skeleton, reads = type(facts) is LazyModuleFacts, skeleton.read_whole
@@ -228,7 +238,15 @@ def check_skeletons(linter: Linter, modules: list[LazyModuleFacts], put_back_che
         findings += [(facts.filename, d.code, d.location.row, d.message) for d in found]
         if not first:
             first = f"{skeleton.read_whole} modules read whole, {resident_bytes() / MIB:.0f} MB resident"
-        if put_back_checked and was_skeleton and skeleton.read_whole == reads + 1:
+        new = list(itertools.islice(summaries, counted, None))  # in the order they were added
+        summarised.update(key[0] for key in new)
+        counted += len(new)
+        if (
+            put_back_checked
+            and was_skeleton
+            and skeleton.read_whole == reads + 1
+            and not any(id(scope) in summarised for scope in facts.scopes)
+        ):
             put_back(facts, *kept[id(facts)])
             put += 1
     how = f"put back after its own check: {put}" if put_back_checked else "held once read whole"
