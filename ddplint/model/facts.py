@@ -398,27 +398,22 @@ class ModuleFacts:
             return self.class_attrs.get(scope.class_name, {}).get(dotted[5:], [])
         return scope.values_of(dotted)
 
-    def assigns(self, scope: Scope, dotted: str) -> bool:
-        """Whether `values_of` finds a value, told without reading the nodes."""
+    def assigned_builders(self, scope: Scope, dotted: str) -> tuple[str | None, ...] | None:
+        """What each value `values_of` gives calls to build it (see `Scope.builders`); None when
+        it finds no value. Told without reading the nodes: the builders are keyed like the
+        assignments."""
         if dotted.startswith("self.") and scope.class_name is not None:
-            return dotted[5:] in self.class_attr_builders.get(scope.class_name, {})
-        found: Scope | None = scope
-        while found is not None:
-            if dotted in found.builders:  # keyed like the assignments
-                return True
-            found = found.parent
-        return False
-
-    def builders_of(self, scope: Scope, dotted: str) -> tuple[str | None, ...]:
-        """What each value `values_of` gives calls to build it (see `Scope.builders`)."""
-        if dotted.startswith("self.") and scope.class_name is not None:
-            return self.class_attr_builders.get(scope.class_name, {}).get(dotted[5:], ())
+            return self.class_attr_builders.get(scope.class_name, {}).get(dotted[5:])
         found: Scope | None = scope
         while found is not None:
             if dotted in found.builders:
                 return found.builders[dotted]
             found = found.parent
-        return ()
+        return None
+
+    def builders_of(self, scope: Scope, dotted: str) -> tuple[str | None, ...]:
+        """`assigned_builders`, empty for a name assigned nowhere."""
+        return self.assigned_builders(scope, dotted) or ()
 
     def all_calls(self):
         for scope in self.scopes:

@@ -365,9 +365,9 @@ class Analysis:
         # in a module that spells a wrapper (its values read from its own assignments).
         if not (name and "." not in name.replace("self.", "", 1) and facts.spells_wrapper):
             return False
-        if not facts.assigns(scope, name):
-            return False  # a parameter, a name imported or built in
-        built = facts.builders_of(scope, name)
+        built = facts.assigned_builders(scope, name)
+        if built is None:
+            return False  # assigned nowhere: a parameter, a name imported or built in
         if built and None not in built:
             # Every value a call (`model = DDP(model)`): its maker's name says it, unread.
             return any(b and facts.imports.resolve_dotted(b) in cat.DDP_WRAPPERS for b in built)
