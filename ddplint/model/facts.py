@@ -603,7 +603,10 @@ class _Walker:
                 func = current.func
                 receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
                 params = self.scope.params
-                passes = bool(params) and any(dotted_name(arg.value) in params for arg in current.args)
+                # A parameter's name has no dot: only a plain name can pass one on.
+                passes = bool(params) and any(
+                    type(arg.value) is cst.Name and arg.value.value in params for arg in current.args
+                )
                 self.scope.calls.append(
                     CallSite(current, resolved, self.scope, self.loop, current_target, receiver, passes)
                 )
