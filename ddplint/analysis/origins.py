@@ -91,6 +91,10 @@ class Origin:
 class Origins:
     """Answers for one project; callers of each function are indexed once."""
 
+    # Calls and modules, no node (see Project.extent); `_frames` holds nodes while it follows
+    # a value, and is empty again after.
+    NODE_FREE = frozenset({"_callers", "_own_callers", "_modules", "_spawned"})
+
     def __init__(self, project) -> None:
         self.project = project
         self._callers: dict[int, list[tuple[ModuleFacts, CallSite]]] | None = None

@@ -331,7 +331,9 @@ class ModuleFacts:
         are computed again (a message naming a line of this module, a later fix)."""
         self.__dict__.pop("spans", None)
         self.__dict__.pop("_statement_spans", None)
-        self._located.clear()
+        located = self.__dict__.get("_located")  # a skeleton has none, and computed none
+        if located is not None:
+            located.clear()
 
     def span(self, node: cst.CSTNode) -> tuple[int, int]:
         return self.spans[node]

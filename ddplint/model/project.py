@@ -47,6 +47,24 @@ class Project:
             self._derived[key] = build()
         return self._derived[key]  # type: ignore[return-value]
 
+    def extent(self) -> tuple:
+        """The size of each derived table that may hold nodes: every table a derived result
+        keeps as an attribute, but those its class names in NODE_FREE, and every table of
+        `_remembered` but this module's own (which hold modules, functions and names). A check
+        that leaves it as it was kept no node of what it read (see ddplint.run.group)."""
+        sizes: list[tuple] = []
+        for key, value in self._derived.items():
+            if key in _NODE_FREE_TABLES:
+                continue
+            if isinstance(value, (dict, list, set)):
+                sizes.append((key, len(value)))
+                continue
+            free = getattr(value, "NODE_FREE", frozenset())
+            for name in _attributes(value):
+                if name not in free:
+                    sizes.append((key, name, _size(getattr(value, name, None))))
+        return tuple(sizes)
+
     def _remembered(self, table: str, key: object, build: Callable[[], T]) -> T:
         """`build()`'s result under `key` in one of the project's derived tables (dropped, like
         every derived result, when a module is added or replaced)."""
@@ -405,6 +423,22 @@ def index_calls(
 
 # The tables of `_remembered` whose entries are calls resolved: (module, scope, name) → what runs.
 _RESOLUTIONS = ("resolved names",)
+# The derived tables of the project's own: modules, functions and names, never a node.
+_NODE_FREE_TABLES = frozenset(
+    {"resolved names", "methods named", "class index", "programs", "calls_to", "aliases", "spellers"}
+)
+
+
+def _attributes(obj: object) -> list[str]:
+    slots = [name for cls in type(obj).__mro__ for name in getattr(cls, "__slots__", ())]
+    return [*getattr(obj, "__dict__", {}), *slots]
+
+
+def _size(value: object) -> int:
+    """How many entries a table has; -1 for one not built yet, 0 for what is no table."""
+    if value is None:
+        return -1
+    return len(value) if isinstance(value, (dict, list, set, tuple, frozenset)) else 0
 
 
 class _ClassIndex:

@@ -11,12 +11,17 @@ A skeleton's objects are the module's facts from the start (the scopes, calls an
 analysis keys its tables by): reading a node field of any of them reads the whole module and
 puts its nodes into those same objects, which then become plain facts. So a module is either
 never read past its skeleton, or read whole once; what the analysis finds is the same.
+
+A run that checks many modules read back this way puts each back (see `put_back`) once its own
+check is done, when nothing kept its nodes (see ddplint.run.group): it then holds the trees of
+the modules being checked and of those the analysis simulates, not of every module checked.
 """
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ddplint.model.facts import CallSite, Loop, ModuleFacts, Scope
 
@@ -144,6 +149,44 @@ def _emptied(facts: ModuleFacts) -> None:
                 if hasattr(obj, slot):  # some are left unset
                     delattr(obj, slot)
     facts.__dict__.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class WayBack:
+    """What makes a module read whole the skeleton it was again (see `put_back`)."""
+
+    keys: frozenset[str]  # the attributes the skeleton had
+    whole: Callable[[], ModuleFacts]  # reads it whole
+
+
+def way_back(facts: ModuleFacts) -> WayBack | None:
+    """For a skeleton not read whole yet: what puts it back once it is; None for a module that
+    is not a skeleton (loaded whole, or read whole already)."""
+    if type(facts) is not LazyModuleFacts:
+        return None
+    state = facts.__dict__
+    return WayBack(frozenset(state) - {"_whole"}, state["_whole"])
+
+
+def put_back(facts: ModuleFacts, back: WayBack) -> None:
+    """Make a module read whole a skeleton again, in the same objects (the inverse of `_fill`):
+    its nodes go, with whatever it computed from them, and the next node asked for reads it
+    whole again, as other nodes. So only for a module whose nodes nothing else holds."""
+    if type(facts) is not ModuleFacts:
+        raise TypeError(f"{facts.filename}: only a module read whole goes back to its skeleton")
+    for scope in facts.scopes:
+        for call in scope.calls:
+            del call.node
+            call.__class__ = LazyCallSite
+        for loop in scope.loops:
+            del loop.node, loop.iter
+            loop.__class__ = LazyLoop
+        del scope.node, scope.assignments
+        scope.__class__ = LazyScope
+    for name in [name for name in vars(facts) if name not in back.keys]:
+        delattr(facts, name)
+    facts.__class__ = LazyModuleFacts
+    facts.awaiting(back.whole)
 
 
 # Pickling a module's facts as a skeleton ---------------------------------------------------

@@ -128,6 +128,9 @@ _NO_KINDS: frozenset[str] = frozenset()
 class _Order:
     """The inits, collectives and device choices each function runs, in order, through calls."""
 
+    # Kinds by function; `_events` holds ids of `if` nodes (see Project.extent).
+    NODE_FREE = frozenset({"_reach"})
+
     def __init__(self, project) -> None:
         self.project = project
         self._reach: dict[int, frozenset[str]] = {}

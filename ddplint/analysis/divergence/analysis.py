@@ -63,6 +63,24 @@ class _Flagged:
 
 
 class Analysis:
+    # Tables of flags, names and modules, which hold no node (see Project.extent).
+    NODE_FREE = frozenset(
+        {
+            "_flags",
+            "_flag_modules",
+            "_bits",
+            "_masks",
+            "_bit_modules",
+            "_protocols",
+            "_distributed",
+            "_spawned",
+            "_libraries",
+            "_configurations",
+            "_importers",
+            "_strings",
+        }
+    )
+
     def __init__(self, project, settings=None) -> None:
         self.project = project
         self.user_collectives = frozenset(getattr(settings, "collectives", None) or ())
