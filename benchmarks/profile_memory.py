@@ -20,10 +20,9 @@ ddplint.model.skeleton: the facts without a node, as a warm run holds the module
 checked file): each is kept in a temporary tree cache, then read back as a skeleton in a fresh
 process, with the texts and the compressed whole facts that process then holds; then all are
 checked from their skeletons, in two fresh processes: one holds each module read whole to the
-end, the other puts a module back as a skeleton after its own check when nothing else read it
-whole meanwhile and no function summary holds its nodes (what a run holding only the checked
-modules' trees would take; no run does it yet). Both report the modules read whole and the
-memory, and their findings are compared.
+end, the other puts a module back as a skeleton after its own check when that check read no
+other module whole and kept none of its nodes, as a run does (see ddplint.run.group). Both
+report the modules read whole and the memory, and their findings are compared.
 Linux only (resident memory from /proc).
 """
 
@@ -31,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import itertools
 import os
 import resource
 import subprocess
@@ -40,20 +38,18 @@ import tempfile
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
-from ddplint import analysis
 from ddplint.analysis.divergence.simulate import Simulator
 from ddplint.analysis.origins import Origins
 from ddplint.config import Settings
 from ddplint.engine.checker import Linter
 from ddplint.model import skeleton
-from ddplint.model.facts import ModuleFacts
-from ddplint.model.skeleton import LazyCallSite, LazyLoop, LazyModuleFacts, LazyScope
+from ddplint.model.skeleton import LazyModuleFacts
 from ddplint.run import prefilter, shared_load
 from ddplint.run.cache.trees import TreeCache
 from ddplint.run.discovery import discover
+from ddplint.run.group import RunOptions, check_guarded
 from ddplint.syntax import pickling
 
 MIB = 1024 * 1024
@@ -169,7 +165,7 @@ def store_costs(loaded: list) -> list[tuple[str, str]]:
 def skeleton_rows(files: list[Path]) -> list[tuple[str, str]]:
     """What `files` take held as skeletons alone, measured in a process that parses nothing;
     then checked from skeletons, once holding every module read whole until the end, once
-    putting each back after its own check (see `put_back`), each in a fresh process."""
+    putting each back after its own check as a run does, each in a fresh process."""
     with tempfile.TemporaryDirectory(prefix="ddplint-skeletons-") as folder:
         linter = Linter(Settings())
         linter.trees = TreeCache(Path(folder), keep=True)
@@ -218,64 +214,29 @@ def read_skeletons(folder: str, files: list[str], put_back_checked: bool) -> Non
 
 
 def check_skeletons(linter: Linter, modules: list[LazyModuleFacts], put_back_checked: bool) -> None:
-    """Check `modules` (skeletons) in order and print what it took; `put_back_checked`: put a
-    module back after its own check when that check was the only thing that read it whole and
-    the analysis summarised none of its functions."""
+    """Check `modules` (skeletons) in order and print what it took; `put_back_checked`: as a
+    run checks them (see ddplint.run.group.check_guarded), putting each back after its own check
+    when that check read no other module whole and kept none of its nodes."""
     for facts in modules:
         linter.project.add(facts)
-    kept = {id(facts): (set(vars(facts)) - {"_whole"}, vars(facts)["_whole"]) for facts in modules}
-    # The functions summarised so far, by the id of their scope: a summary holds its function's
-    # nodes (the one table of the analyses that keeps a module's nodes; string literals are
-    # remembered by their text).
-    summaries = analysis.divergence(linter.project, linter.settings)._summaries
-    summarised: set[int] = set()
-    counted = 0
-    findings, first, put = [], "", 0
+    findings, first = [], ""
     for facts in modules:
-        was_skeleton, reads = type(facts) is LazyModuleFacts, skeleton.read_whole
-        found = linter.check(facts)
-        facts.forget_positions()
+        if put_back_checked:
+            found = check_guarded(linter, facts, RunOptions()).diagnostics
+        else:
+            found = linter.check(facts)
+            facts.forget_positions()
         findings += [(facts.filename, d.code, d.location.row, d.message) for d in found]
         if not first:
             first = f"{skeleton.read_whole} modules read whole, {resident_bytes() / MIB:.0f} MB resident"
-        new = list(itertools.islice(summaries, counted, None))  # in the order they were added
-        summarised.update(key[0] for key in new)
-        counted += len(new)
-        if (
-            put_back_checked
-            and was_skeleton
-            and skeleton.read_whole == reads + 1
-            and not any(id(scope) in summarised for scope in facts.scopes)
-        ):
-            put_back(facts, *kept[id(facts)])
-            put += 1
-    how = f"put back after its own check: {put}" if put_back_checked else "held once read whole"
+    left = sum(1 for facts in modules if type(facts) is LazyModuleFacts)
+    how = "put back after its own check" if put_back_checked else "held once read whole"
     print(f"checked from skeletons ({how}): after the first check\t{first}")
     print(
         f"checked from skeletons ({how}): at the end\t{skeleton.read_whole} reads whole, "
-        f"peak {own_peak_bytes() / MIB:.0f} MB"
+        f"{left} skeletons, peak {own_peak_bytes() / MIB:.0f} MB"
     )
     print(f"findings\t{sorted(findings)!r}")
-
-
-def put_back(facts: ModuleFacts, keys: set[str], whole: Callable[[], ModuleFacts]) -> None:
-    """Make a module read whole a skeleton again, in the same objects (the inverse of
-    ddplint.model.skeleton's `_fill`; `keys`: the attributes its skeleton had): what checking
-    a large group would take holding as trees only the modules being checked. Measured here
-    only: a run does not do it, as a table an analysis keeps may still hold the nodes let go."""
-    for scope in facts.scopes:
-        for call in scope.calls:
-            del call.node
-            call.__class__ = LazyCallSite
-        for loop in scope.loops:
-            del loop.node, loop.iter
-            loop.__class__ = LazyLoop
-        del scope.node, scope.assignments
-        scope.__class__ = LazyScope
-    for name in [name for name in vars(facts) if name not in keys]:
-        delattr(facts, name)
-    facts.__class__ = LazyModuleFacts
-    facts.awaiting(whole)
 
 
 def profile(

@@ -106,9 +106,9 @@ def test_a_module_a_worker_has_loaded_is_received_before_this_process_loads_its_
     events: list[tuple[str, Path]] = []
     load_here, received = shared_load._load_here, shared_load._received
 
-    def here(linter, path):
+    def here(linter, path, skeleton=False):
         events.append(("here", path))
-        return load_here(linter, path)
+        return load_here(linter, path, skeleton)
 
     def receive(linter, path, future):
         events.append(("received", path))

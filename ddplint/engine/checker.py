@@ -100,8 +100,9 @@ class Linter:
         return ModuleFacts(source, tree, name, is_package=path.name == "__init__.py")
 
     def load(self, filename: str, data: bytes | None = None, *, context: bool = False) -> ModuleFacts:
-        """`context`: a module read only for what the checked ones need of it, whose kept
-        skeleton is enough until a node is asked for (see ddplint.model.skeleton)."""
+        """`context`: a module whose kept skeleton is enough until a node is asked for (see
+        ddplint.model.skeleton): one read only for what the checked ones need of it, or one
+        checked by a run that puts it back after (see ddplint.run.group)."""
         source = read_source(filename, data, self.settings.max_file_size)
         if self.trees is None:
             return self.facts_for(source)

@@ -15,6 +15,8 @@ from ddplint.diagnostics import IO_ERROR, Diagnostic, input_error
 from ddplint.engine.checker import FileResult, Linter, internal_error
 from ddplint.engine.context_modules import DEFAULT_BUDGET
 from ddplint.engine.fix import fix_module, write_atomically
+from ddplint.model import skeleton
+from ddplint.model.facts import ModuleFacts
 from ddplint.run.cache.findings import Cache, is_folder, settings_key
 from ddplint.run.cache.trees import TreeCache, kept_trees
 from ddplint.syntax.source import Source
@@ -48,7 +50,15 @@ class RunOptions:
 def check_guarded(linter: Linter, facts, options: RunOptions) -> FileResult:
     """One module of the run, reported; then it drops its positions (an entry per node, kept for
     every module with a finding they added up): a later message naming one of its lines computes
-    them again."""
+    them again.
+
+    A module that came as a skeleton (see ddplint.model.skeleton) then goes back to it, its tree
+    let go, when its check was all that read its nodes and kept none: the check read no other
+    module whole, and left every table that may hold nodes as large as it was (see
+    Project.extent). The run then holds the trees of the modules the analysis simulates and of
+    the one being checked, not of every module checked so far."""
+    back = skeleton.way_back(facts)
+    reads, extent = skeleton.read_whole, linter.project.extent() if back is not None else ()
     try:
         return check_one(linter, facts, options)
     except Exception:  # a bug of ours: report it, go on with the other files
@@ -56,6 +66,13 @@ def check_guarded(linter: Linter, facts, options: RunOptions) -> FileResult:
         return FileResult(facts.filename, [internal_error(facts.filename, where)], facts)
     finally:
         facts.forget_positions()
+        if (
+            back is not None
+            and type(facts) is ModuleFacts  # read whole by the check,
+            and skeleton.read_whole == reads + 1  # alone,
+            and linter.project.extent() == extent  # and nothing kept
+        ):
+            skeleton.put_back(facts, back)
 
 
 def use_cache(linter: Linter, options: RunOptions) -> Cache | None:
@@ -72,6 +89,12 @@ def use_cache(linter: Linter, options: RunOptions) -> Cache | None:
     keep = is_folder(cache.root) if options.keep_trees is None else options.keep_trees
     linter.trees = TreeCache.under(cache.root, keep=keep)
     return cache
+
+
+def as_skeletons(linter: Linter, options: RunOptions) -> bool:
+    """Whether the run reads the modules it checks from the kept trees as skeletons, to put
+    each back after its check (see `check_guarded`): it fixes nothing, which would need them."""
+    return linter.trees is not None and not (options.fix or options.diff)
 
 
 @contextmanager

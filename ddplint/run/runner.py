@@ -14,7 +14,7 @@ from ddplint.run import prefilter, shared_load, workers
 from ddplint.run.cache import plan
 from ddplint.run.carry import bring_kept, keep_flags
 from ddplint.run.discovery import discover
-from ddplint.run.group import RunOptions, check_guarded, collector_paused, use_cache
+from ddplint.run.group import RunOptions, as_skeletons, check_guarded, collector_paused, use_cache
 from ddplint.settings import Settings
 from ddplint.syntax.reading import LoadError, read_source
 
@@ -125,7 +125,8 @@ def _check_in_process(
     by_name = {str(path): path for path in files}
     with collector_paused():
         linter.keep_texts = options.fix or options.diff  # what fixes nothing reads few texts again
-        loaded, failed = shared_load.add_group(linter, files, pool, then)
+        skeletons = as_skeletons(linter, options)
+        loaded, failed = shared_load.add_group(linter, files, pool, then, skeletons)
         if pool is not None:
             pool.shutdown(wait=False)  # every task is given: a worker leaves once it has no more
         for path, diagnostic in failed:

@@ -50,25 +50,31 @@ Loaded = ModuleFacts | LoadError | Exception
 
 
 def load_group(
-    linter: Linter, paths: list[Path], pool: Executor | None, then: Callable[[], object] = lambda: None
+    linter: Linter,
+    paths: list[Path],
+    pool: Executor | None,
+    then: Callable[[], object] = lambda: None,
+    skeletons: bool = False,
 ) -> list[tuple[Path, Loaded]]:
     """Each path with its facts, or the LoadError (or other exception) loading it raised, in
     the order given; `pool`'s workers load a share of them when there are enough to parse
     (modules kept from an earlier run are read back here). `then` is called before this process
-    loads anything, once the workers' share is queued: what it gives the workers comes after."""
+    loads anything, once the workers' share is queued: what it gives the workers comes after.
+    `skeletons`: modules kept are read back as skeletons, read whole when their check needs it
+    (see ddplint.model.skeleton)."""
     stored: set[Path] = set()
     if linter.trees is not None and pool is not None:  # only the worker's share depends on it
         stored = {path for path in paths if linter.trees.has(str(path))}
     if pool is None or len(paths) - len(stored) < MIN_FILES:
         then()
-        loaded = {path: _load_here(linter, path) for _, path in _largest_first(paths)}
+        loaded = {path: _load_here(linter, path, skeletons) for _, path in _largest_first(paths)}
         return [(path, loaded[path]) for path in paths]
     try:
         folder = tempfile.mkdtemp(prefix="ddplint-")
     except OSError:
         folder = None  # the pickles come back through the pool's pipe
     try:
-        return _load_shared(linter, paths, pool, folder, stored, then)
+        return _load_shared(linter, paths, pool, folder, stored, then, skeletons)
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -81,6 +87,7 @@ def _load_shared(
     folder: str | None,
     stored: set[Path],
     then: Callable[[], object],
+    skeletons: bool = False,
 ):
     futures: dict[Path, Future] = {}
     storing = linter.trees is not None and linter.trees.keep
@@ -104,11 +111,11 @@ def _load_shared(
             loaded[path] = _received(linter, path, futures[path])
 
     for path in own + [path for path in shared if path not in futures]:  # largest first
-        loaded[path] = _load_here(linter, path)
+        loaded[path] = _load_here(linter, path, skeletons)
         receive_ready()
     while pending and futures[pending[-1]].cancel():  # the smallest first: not started yet
         path = pending.pop()
-        loaded[path] = _load_here(linter, path)
+        loaded[path] = _load_here(linter, path, skeletons)
         receive_ready()
     for path in pending:
         loaded[path] = _received(linter, path, futures[path])
@@ -116,13 +123,17 @@ def _load_shared(
 
 
 def add_group(
-    linter: Linter, paths: list[Path], pool: Executor | None = None, then: Callable[[], object] = lambda: None
+    linter: Linter,
+    paths: list[Path],
+    pool: Executor | None = None,
+    then: Callable[[], object] = lambda: None,
+    skeletons: bool = False,
 ) -> tuple[list[ModuleFacts], list[tuple[Path, Diagnostic]]]:
     """Load `paths` (see `load_group`) into the linter's project: the facts added, in order, and
     for each file that did not load its diagnostic (E999 and the like, or E900 for a bug of ours)."""
     added: list[ModuleFacts] = []
     failed: list[tuple[Path, Diagnostic]] = []
-    for path, facts in load_group(linter, paths, pool, then):
+    for path, facts in load_group(linter, paths, pool, then, skeletons):
         if isinstance(facts, LoadError):
             failed.append((path, facts.diagnostic))
         elif isinstance(facts, Exception):  # a bug of ours: report it, go on with the other files
@@ -166,9 +177,9 @@ def _shared_out(
     return shared, own
 
 
-def _load_here(linter: Linter, path: Path) -> Loaded:
+def _load_here(linter: Linter, path: Path, skeleton: bool = False) -> Loaded:
     try:
-        facts = linter.load(str(path))
+        facts = linter.load(str(path), context=skeleton)
     except Exception as exc:  # LoadError, or a bug of ours: the caller reports it
         return exc
     return _settled(linter, facts)
@@ -179,9 +190,24 @@ def _settled(linter: Linter, facts: ModuleFacts) -> ModuleFacts:
     the memory its loading took given back (see ddplint.run.memory)."""
     size = len(facts.source.text)
     if not linter.keep_texts:
-        facts.source.forget_text(facts.tree)
+        facts.source.forget_text(_TreeOf(facts))
     memory.parsed(size)
     return facts
+
+
+class _TreeOf:
+    """A module's tree, for a forgotten text to be printed from (see Source.forget_text), read
+    only then: a skeleton has none yet, and one put back (see ddplint.model.skeleton) has
+    let its own go."""
+
+    __slots__ = ("facts",)
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
+
+    @property
+    def code(self) -> str:
+        return self.facts.tree.code
 
 
 def _received(linter: Linter, path: Path, future: Future) -> Loaded:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from ddplint.diagnostics import Diagnostic
 from ddplint.engine.checker import FileResult, Linter
 from ddplint.run.discovery import file_size
-from ddplint.run.group import check_guarded, collector_paused, use_cache
+from ddplint.run.group import as_skeletons, check_guarded, collector_paused, use_cache
 from ddplint.settings import Settings
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def check_group(
     out = GroupResult()
     with collector_paused():
         linter.keep_texts = False  # a worker never fixes (see Linter.keep_texts)
-        loaded, failed = add_group(linter, [Path(p) for p in paths])
+        loaded, failed = add_group(linter, [Path(p) for p in paths], skeletons=as_skeletons(linter, options))
         out.files.extend(FileResult(str(path), [diagnostic]) for path, diagnostic in failed)
         if options.context_budget > 0:
             load_neighbours(linter, loaded, options.context_budget, skip=outside)

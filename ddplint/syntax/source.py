@@ -59,7 +59,8 @@ class Source:
 
     def forget_text(self, tree) -> None:
         """Free the text until it is asked for again: then it is read back from the file, or,
-        if the file changed or went away meanwhile, printed from `tree` (its parse).
+        if the file changed or went away meanwhile, printed from `tree` (its parse, or anything
+        whose `code` prints it when asked).
 
         A run holds every module of an import group, and most are never shown or fixed: their
         texts were a tenth of the memory of all of torch loaded."""
